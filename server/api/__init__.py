@@ -1,0 +1,1 @@
+"""HTTP: litestar handlers, authentication, error mapping and stream responses."""

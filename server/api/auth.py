@@ -1,0 +1,51 @@
+"""Who is calling: the API key (x-goog-api-key, ?key= or Authorization: Bearer) -> a tenant.
+
+The raw key is never stored: in "open" mode the tenant is a digest of it, in "keys" mode the configured
+digests name the tenants.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from litestar import Request
+
+from ..settings import AuthSettings
+from .errors import ApiError
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class Authenticator:
+    def __init__(self, settings: AuthSettings) -> None:
+        self.settings = settings
+        self.tenants = {digest.lower(): _SAFE.sub("_", name) for digest, name in settings.keys.items()}
+
+    def tenant(self, request: Request[Any, Any, Any]) -> str:
+        key = _key_of(request)
+        if not key:
+            raise ApiError(401, "An API key is required: send it in the x-goog-api-key header")
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        if self.settings.mode == "open":
+            return digest[:32]
+        tenant = self.tenants.get(digest)
+        if tenant is None:
+            raise ApiError(401, "The API key is not valid")
+        return tenant
+
+
+def _key_of(request: Request[Any, Any, Any]) -> str | None:
+    headers = request.headers
+    key = headers.get("x-goog-api-key")
+    if key:
+        return key.strip()
+    key = request.query_params.get("key")
+    if key:
+        return key.strip()
+    authorization = headers.get("authorization", "")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None

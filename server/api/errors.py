@@ -1,0 +1,99 @@
+"""Errors as the API returns them: `{"error": {"code": <HTTP status>, "message": ..., "status": ...}}`.
+
+409 and 5xx are never used for errors a retry cannot fix: the SDK retries those.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from ..protocol.codec import InvalidArgument, json_encoder
+from ..store.repository import ChainTooDeep, NotFound, Unfinished
+from ..upstream.base import UpstreamError
+
+log = logging.getLogger(__name__)
+
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    408: "DEADLINE_EXCEEDED",
+    413: "PAYLOAD_TOO_LARGE",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+class ErrorDetail(msgspec.Struct, kw_only=True):
+    code: int
+    message: str
+    status: str
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.headers = headers or {}
+
+
+def error_response(status_code: int, message: str, headers: dict[str, str] | None = None) -> Response[bytes]:
+    body = ErrorBody(
+        error=ErrorDetail(code=status_code, message=message, status=_STATUS_NAMES.get(status_code, "UNKNOWN"))
+    )
+    return Response(
+        content=json_encoder.encode(body),
+        status_code=status_code,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def upstream_error(exc: UpstreamError) -> ApiError:
+    """A foreground call's upstream failure, as our reply (issue: 400 stays 400, 429 passes through)."""
+    if exc.timeout:
+        return ApiError(504, f"The {exc.backend} backend timed out: {exc.message}")
+    if exc.status == 429:
+        headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if exc.retry_after is not None else {}
+        return ApiError(429, f"The {exc.backend} backend is rate limited: {exc.message}", headers)
+    if 400 <= exc.status < 500 and exc.status not in (408, 409):
+        code = exc.status if exc.status in (400, 401, 403, 404, 413) else 400
+        return ApiError(code, f"The {exc.backend} backend refused the request: {exc.message}")
+    return ApiError(502, f"The {exc.backend} backend failed: {exc.message}")
+
+
+def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    if isinstance(exc, InvalidArgument):
+        return error_response(400, str(exc))
+    if isinstance(exc, (NotFound, ChainTooDeep)):
+        return error_response(404 if isinstance(exc, NotFound) else 400, str(exc))
+    if isinstance(exc, Unfinished):
+        return error_response(400, f"{exc}: wait until it has finished before continuing from it")
+    if isinstance(exc, ApiError):
+        return error_response(exc.status_code, exc.message, exc.headers)
+    if isinstance(exc, UpstreamError):
+        api = upstream_error(exc)
+        return error_response(api.status_code, api.message, api.headers)
+    if isinstance(exc, HTTPException):
+        message = exc.detail if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
+        return error_response(exc.status_code, str(message), dict(exc.headers or {}))
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, "Internal error")
+
+
+EXCEPTION_HANDLERS: dict[type[Exception], Any] = {Exception: handle}

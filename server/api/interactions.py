@@ -1,0 +1,144 @@
+"""The Interactions resource: create, get, cancel, delete (spec §2), on any version segment and with the
+optional Vertex `projects/{p}/locations/{l}/` segment."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, delete, get, post
+from litestar.response import Stream
+
+from ..protocol.codec import InvalidArgument, decode_create, json_encoder
+from ..runner import render
+from ..runner.run import RunResult
+from ..runner.service import Queued, Started
+from .errors import ApiError, upstream_error
+from .state import AppState
+from .streams import run_frames, sse_response
+
+_VERSION = re.compile(r"v\d+((alpha|beta)\d*)?")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+_BASES = ("/{version:str}", "/{version:str}/projects/{project:str}/locations/{location:str}")
+COLLECTION = [f"{base}/interactions" for base in _BASES]
+ITEM = [f"{base}/interactions/{{interaction_id:str}}" for base in _BASES]
+CANCEL = [f"{base}/interactions/{{interaction_id:str}}/cancel" for base in _BASES]
+
+
+def _state(request: Request[Any, Any, Any]) -> AppState:
+    state: AppState = request.app.state.ix
+    if not _VERSION.fullmatch(request.path_params.get("version", "")):
+        raise ApiError(404, f"No route for {request.method} {request.url.path}")
+    return state
+
+
+def _interaction_id(request: Request[Any, Any, Any]) -> str:
+    value = request.path_params["interaction_id"]
+    if not _ID.fullmatch(value):
+        raise ApiError(404, f"Interaction {value!r} was not found")
+    return str(value)
+
+
+def _json(value: Any) -> Response[bytes]:
+    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
+
+
+def _flag(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None and alias:
+        raw = request.query_params.get(alias)
+    if raw is None:
+        return False
+    if raw.lower() in ("true", "1"):
+        return True
+    if raw.lower() in ("false", "0", ""):
+        return False
+    raise InvalidArgument(f"Expected true or false, got {raw!r}", name)
+
+
+async def _body(request: Request[Any, Any, Any], limit: int) -> bytes:
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > limit:
+        raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@post(COLLECTION, status_code=200)
+async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    http = state.settings.http
+    body = await _body(request, http.max_body_bytes)
+    create, steps, warnings = decode_create(body, strict=http.strict_unknown_fields)
+    outcome = await state.service.create(
+        tenant,
+        create,
+        steps,
+        warnings,
+        idempotency_key=request.headers.get("idempotency-key"),
+        body=body,
+    )
+    runner = state.settings.runner
+    if isinstance(outcome, Queued):
+        if create.stream and outcome.interaction.id:
+            replay = await state.events.prepare(outcome.tenant, outcome.interaction.id, None)
+            return sse_response(state.events.frames(replay))
+        return _json(outcome.interaction)
+    if outcome.listener is not None:
+        cancel = runner.on_stream_disconnect == "cancel"
+        return sse_response(run_frames(outcome, runner.keepalive_seconds, cancel))
+    result: RunResult = await asyncio.shield(outcome.task)
+    if result.error is not None and not result.produced:
+        raise upstream_error(result.error)
+    interaction = result.interaction
+    if warnings:
+        interaction = msgspec.structs.replace(interaction, warnings=warnings)
+    return _json(interaction)
+
+
+@get(ITEM)
+async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    interaction_id = _interaction_id(request)
+    stream = _flag(request, "stream")
+    last_event_id = request.query_params.get("last_event_id") or request.query_params.get("lastEventId")
+    if last_event_id is None and stream:
+        last_event_id = request.headers.get("last-event-id")
+    if last_event_id is not None and not stream:
+        raise InvalidArgument("`last_event_id` is only valid with `stream=true`", "last_event_id")
+    if stream:
+        replay = await state.events.prepare(tenant, interaction_id, last_event_id)
+        return sse_response(state.events.frames(replay))
+    include_input = _flag(request, "include_input", "includeInput")
+    record = await state.service.get(tenant, interaction_id)
+    return _json(render.from_record(record, full_timeline=True, include_input=include_input))
+
+
+@post(CANCEL, status_code=200)
+async def cancel_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    record = await state.service.cancel(tenant, _interaction_id(request))
+    return _json(render.from_record(record, full_timeline=True))
+
+
+@delete(ITEM, status_code=200)
+async def delete_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    await state.service.delete(tenant, _interaction_id(request))
+    return Response(content=b"{}", status_code=200, media_type="application/json")
+
+
+HANDLERS = [create_interaction, get_interaction, cancel_interaction, delete_interaction]

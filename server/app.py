@@ -1,0 +1,52 @@
+"""create_app(): the litestar application, with one Runtime per process in its lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from litestar import Litestar
+
+from . import settings as settings_module
+from .api import health, interactions, openapi
+from .api.auth import Authenticator
+from .api.errors import EXCEPTION_HANDLERS
+from .api.state import AppState
+from .runtime import Runtime
+from .settings import Settings
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or settings_module.load()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        runtime = await Runtime.open(settings)
+        host = None
+        if settings.worker.embedded:
+            from workers.host import WorkerHost
+
+            host = WorkerHost(runtime)
+            host.start()
+        app.state.ix = AppState(
+            settings=settings,
+            redis=runtime.redis,
+            auth=Authenticator(settings.auth),
+            service=runtime.service,
+            events=runtime.events,
+        )
+        try:
+            yield
+        finally:
+            if host is not None:
+                await host.stop()
+            await runtime.close()
+
+    return Litestar(
+        route_handlers=[*interactions.HANDLERS, *health.HANDLERS, openapi.document],
+        lifespan=[lifespan],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=None,
+        request_max_body_size=None,
+        debug=False,
+    )

@@ -1,0 +1,1 @@
+"""The event log of an interaction: SSE framing, and reading it back (replay, follow, resume)."""

@@ -1,0 +1,39 @@
+"""SSE framing. Events are framed once, when made, and the frames are what the log stores and the
+streams send, so a relay never re-encodes."""
+
+from __future__ import annotations
+
+from ..protocol.codec import json_encoder
+from ..protocol.events import Event
+
+KEEPALIVE = b": keep-alive\n\n"
+_TERMINAL_PREFIXES = (b"event: interaction.completed\n", b"event: error\n")
+
+HEADERS = {
+    "Cache-Control": "no-cache",
+    "Connection": "keep-alive",
+    # nginx and similar proxies buffer responses unless told not to
+    "X-Accel-Buffering": "no",
+}
+
+
+def frame(event: Event) -> bytes:
+    tag = type(event).__struct_config__.tag
+    return b"event: " + str(tag).encode() + b"\ndata: " + json_encoder.encode(event) + b"\n\n"
+
+
+def is_terminal(frame_bytes: bytes) -> bool:
+    """The last event of a run: the stream closes after it."""
+    return frame_bytes.startswith(_TERMINAL_PREFIXES)
+
+
+def event_id(seq: int) -> str:
+    return f"evt_{seq}"
+
+
+def parse_event_id(value: str) -> int | None:
+    """The sequence number of an `evt_<n>` id, or None if it is not one of ours."""
+    prefix, _, number = value.partition("_")
+    if prefix != "evt" or not number.isdigit():
+        return None
+    return int(number)

@@ -1,0 +1,1 @@
+"""Wire types of the Interactions API: pure msgspec Structs, no I/O."""

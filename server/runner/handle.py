@@ -1,0 +1,30 @@
+"""A running interaction as the process that runs it sees it: its task and why it was stopped."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+#: the interaction was cancelled through the API (its status is already `cancelled`)
+CANCELLED: Final = "cancelled"
+#: the client of a foreground stream went away
+DISCONNECTED: Final = "disconnected"
+#: another runner took the interaction over (this one's writes are refused)
+FENCED: Final = "fenced"
+
+
+class RunHandle:
+    __slots__ = ("member", "reason", "task")
+
+    def __init__(self, member: str | None) -> None:
+        self.member = member
+        self.reason: str | None = None
+        self.task: asyncio.Task[object] | None = None
+
+    def stop(self, reason: str) -> bool:
+        """Cancel the run's task (which closes its upstream connection) and remember why; once."""
+        if self.reason is not None or self.task is None or self.task.done():
+            return False
+        self.reason = reason
+        self.task.cancel()
+        return True

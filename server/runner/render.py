@@ -1,0 +1,66 @@
+"""Interaction objects as the API returns them, from what the runner or the store holds."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from ..protocol.interaction import ErrorInfo, Interaction, Usage
+from ..protocol.steps import Step
+from ..store.records import Record, StoredConfig
+
+
+def timestamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def interaction(
+    *,
+    interaction_id: str | None,
+    status: str,
+    config: StoredConfig,
+    created: str,
+    updated: str,
+    previous_interaction_id: str | None = None,
+    steps: list[Step] | None = None,
+    usage: Usage | None = None,
+    errors: list[ErrorInfo] | None = None,
+    input: Any = None,
+    warnings: bool = False,
+) -> Interaction:
+    return Interaction(
+        **msgspec.structs.asdict(config.config),
+        id=interaction_id,
+        object="interaction",
+        status=status,
+        created=created,
+        updated=updated,
+        previous_interaction_id=previous_interaction_id,
+        steps=steps,
+        usage=usage,
+        errors=errors,
+        input=input,
+        warnings=(config.warnings or None) if warnings else None,
+    )
+
+
+def from_record(record: Record, *, full_timeline: bool, include_input: bool = False) -> Interaction:
+    """`full_timeline`: get's view, this turn's input steps before the output (spec §4)."""
+    output = record.output
+    steps = list(output.steps) if output else []
+    if full_timeline:
+        steps = [*record.input_steps, *steps]
+    return interaction(
+        interaction_id=record.id,
+        status=record.status,
+        config=record.config,
+        created=record.created,
+        updated=record.updated,
+        previous_interaction_id=record.previous_interaction_id,
+        steps=steps,
+        usage=output.usage if output else None,
+        errors=output.errors if output else None,
+        input=record.config.input if include_input else None,
+    )

@@ -1,0 +1,279 @@
+"""Run one interaction: call the upstream, number and log the events, settle the final state.
+
+The same code serves a foreground request in a web process and a background job in a worker. While it
+runs, events go to the caller's stream at once (if there is one) and to the event log in batches; the
+batch write also renews the lease and reads the status, so a cancel whose signal was lost is still seen.
+Whatever ends the run (the model, a cancel, an upstream failure), the output so far is settled with one
+compare-and-set together with the terminal events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Final
+
+import msgspec
+
+from ..events import sse
+from ..protocol import status as st
+from ..protocol.events import (
+    ErrorEvent,
+    Event,
+    InteractionCompleted,
+    InteractionCreated,
+    InteractionStatusUpdate,
+)
+from ..protocol.interaction import ErrorInfo, Interaction
+from ..settings import RunnerSettings, UpstreamRetrySettings
+from ..store.records import Output, StoredConfig
+from ..store.repository import Repository
+from ..upstream.base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
+from . import handle as reasons
+from . import render
+from .handle import RunHandle
+from .turn import TurnBuilder
+
+#: what a foreground stream's queue carries: a frame, or None when the run is over
+Listener = asyncio.Queue[bytes | None]
+END: Final = None
+
+
+class RunSpec(msgspec.Struct, kw_only=True):
+    """Everything one run needs. `tenant`/`interaction_id` are None for `store=false`."""
+
+    tenant: str | None
+    interaction_id: str | None
+    fence: int = 0
+    seq: int = 0
+    logged: bool = False
+    background: bool = False
+    #: emit `interaction.created` first (a new run, not a re-run of a lost one)
+    announce: bool = True
+    created: str
+    previous_interaction_id: str | None = None
+    config: StoredConfig
+    request: UpstreamRequest
+    backend: Backend
+
+
+class RunResult(msgspec.Struct, kw_only=True):
+    interaction: Interaction
+    #: the upstream failure that ended the run, if one did
+    error: UpstreamError | None = None
+    #: produced any output before it ended
+    produced: bool = False
+    #: another runner owns the interaction now; nothing was written
+    fenced: bool = False
+
+
+class _State:
+    __slots__ = ("handle", "listener", "lock", "pending", "seq", "spec", "wake")
+
+    def __init__(self, spec: RunSpec, handle: RunHandle, listener: Listener | None) -> None:
+        self.spec = spec
+        self.handle = handle
+        self.listener = listener
+        self.seq = spec.seq
+        self.pending: list[tuple[int, bytes]] = []
+        self.wake = asyncio.Event()
+        self.lock = asyncio.Lock()
+
+    def number(self, event: Event) -> tuple[int, bytes]:
+        self.seq += 1
+        event.event_id = sse.event_id(self.seq)
+        return self.seq, sse.frame(event)
+
+    def emit(self, event: Event) -> None:
+        seq, frame = self.number(event)
+        if self.listener is not None:
+            self.listener.put_nowait(frame)
+        if self.spec.logged:
+            self.pending.append((seq, frame))
+            self.wake.set()
+
+
+class Runner:
+    def __init__(
+        self, repository: Repository | None, settings: RunnerSettings, retry: UpstreamRetrySettings
+    ) -> None:
+        self.repository = repository
+        self.settings = settings
+        self.retry = retry
+
+    async def run(self, spec: RunSpec, handle: RunHandle, listener: Listener | None = None) -> RunResult:
+        """Run to the end. A cancellation that did not come through `handle.stop` (a worker shutting
+        down) propagates, with nothing settled: the caller hands the run back to the queue."""
+        state = _State(spec, handle, listener)
+        turn = TurnBuilder()
+        stored = spec.interaction_id is not None and self.repository is not None
+        if spec.announce:
+            state.emit(InteractionCreated(interaction=self._snapshot(spec, st.IN_PROGRESS)))
+        state.emit(InteractionStatusUpdate(interaction_id=spec.interaction_id or "", status=st.IN_PROGRESS))
+        keeper = asyncio.create_task(self._keep(state)) if stored else None
+        error: UpstreamError | None = None
+        produced = False
+        try:
+            try:
+                async with contextlib.aclosing(self._upstream(spec)) as events:
+                    async for event in events:
+                        produced = True
+                        for api_event in turn.feed(event):
+                            state.emit(api_event)
+                        if len(state.pending) >= self.settings.flush_max_events:
+                            await self._flush(state)
+                status = turn.final_status()
+            except asyncio.CancelledError:
+                if handle.reason is None:
+                    raise
+                if handle.reason == reasons.FENCED:
+                    return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
+                status = st.CANCELLED
+            except UpstreamError as exc:
+                error = exc
+                status = st.FAILED
+        finally:
+            if keeper is not None:
+                keeper.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await keeper
+        for api_event in turn.close_step():
+            state.emit(api_event)
+        errors = [ErrorInfo(code=_error_code(error), message=str(error))] if error else None
+        if turn.error is not None:
+            errors = [*(errors or []), turn.error]
+        output = Output(steps=turn.steps, usage=turn.usage, errors=errors)
+        return await self._settle(state, status, output, error, produced, stored)
+
+    # -- upstream --------------------------------------------------------------------------------------
+
+    async def _upstream(self, spec: RunSpec) -> AsyncIterator[UpstreamEvent]:
+        """The backend's events; a background run retries a failure that came before any output."""
+        attempt = 0
+        while True:
+            produced = False
+            try:
+                async with contextlib.aclosing(spec.backend.stream(spec.request)) as events:
+                    async for event in events:
+                        produced = True
+                        yield event
+                return
+            except UpstreamError as exc:
+                attempt += 1
+                if produced or not spec.background or not exc.retryable or attempt >= self.retry.attempts:
+                    raise
+                backoff = self.retry.backoff_initial_seconds * 2 ** (attempt - 1)
+                delay = exc.retry_after if exc.retry_after is not None else backoff
+                await asyncio.sleep(min(delay, self.retry.backoff_max_seconds))
+
+    # -- log and lease ---------------------------------------------------------------------------------
+
+    async def _keep(self, state: _State) -> None:
+        """Flush events shortly after they are made, and renew the lease while none are."""
+        interval = self.settings.flush_interval_ms / 1000
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(state.wake.wait(), self.settings.heartbeat_seconds)
+            if state.pending:
+                await asyncio.sleep(interval)
+            state.wake.clear()
+            await self._flush(state)
+
+    async def _flush(self, state: _State) -> None:
+        spec = state.spec
+        assert self.repository is not None and spec.tenant and spec.interaction_id
+        async with state.lock:
+            batch, state.pending = state.pending, []
+            result = await self.repository.append(spec.tenant, spec.interaction_id, spec.fence, batch)
+            if result.outcome == "ok":
+                return
+            # not written: the settle writes them, if this run still owns the interaction
+            state.pending = batch + state.pending
+            state.handle.stop(reasons.FENCED if result.outcome == "fenced" else reasons.CANCELLED)
+
+    # -- the end ---------------------------------------------------------------------------------------
+
+    async def _settle(
+        self,
+        state: _State,
+        status: str,
+        output: Output,
+        error: UpstreamError | None,
+        produced: bool,
+        stored: bool,
+    ) -> RunResult:
+        spec = state.spec
+        start_seq = state.seq
+        expect = st.CANCELLED if state.handle.reason == reasons.CANCELLED else st.IN_PROGRESS
+        while True:
+            final = self._final(spec, status, output)
+            terminal = [state.number(e) for e in _terminal_events(final, error)]
+            if not stored:
+                break
+            assert self.repository is not None and spec.tenant and spec.interaction_id
+            result = await self.repository.finish(
+                spec.tenant,
+                spec.interaction_id,
+                fence=spec.fence,
+                expect=expect,
+                status=status,
+                output=output,
+                updated=final.updated or render.timestamp(),
+                events=[*state.pending, *terminal],
+            )
+            if result.outcome == "ok":
+                break
+            if result.outcome == "status" and result.detail == st.CANCELLED and expect != st.CANCELLED:
+                # a cancel won the race: what was made until now is the cancelled interaction's output
+                expect = status = st.CANCELLED
+                state.seq = start_seq
+                continue
+            return RunResult(interaction=final, error=error, produced=produced, fenced=True)
+        if state.listener is not None:
+            for _seq, frame in terminal:
+                state.listener.put_nowait(frame)
+            state.listener.put_nowait(END)
+        return RunResult(interaction=final, error=error, produced=produced)
+
+    def _final(self, spec: RunSpec, status: str, output: Output) -> Interaction:
+        return render.interaction(
+            interaction_id=spec.interaction_id,
+            status=status,
+            config=spec.config,
+            created=spec.created,
+            updated=render.timestamp(),
+            previous_interaction_id=spec.previous_interaction_id,
+            steps=output.steps,
+            usage=output.usage,
+            errors=output.errors,
+        )
+
+    def _snapshot(self, spec: RunSpec, status: str) -> Interaction:
+        return Interaction(
+            id=spec.interaction_id,
+            object="interaction",
+            status=status,
+            model=spec.config.config.model,
+            agent=spec.config.config.agent,
+            created=spec.created,
+            updated=spec.created,
+        )
+
+
+def _terminal_events(final: Interaction, error: UpstreamError | None) -> list[Event]:
+    update = InteractionStatusUpdate(interaction_id=final.id or "", status=final.status, usage=final.usage)
+    if final.status == st.FAILED:
+        info = (final.errors or [ErrorInfo(code="failed", message="The interaction failed")])[0]
+        return [update, ErrorEvent(error=info)]
+    return [update, InteractionCompleted(interaction=final)]
+
+
+def _error_code(error: UpstreamError | None) -> str:
+    if error is None:
+        return "failed"
+    if error.timeout:
+        return "upstream_timeout"
+    return f"upstream_{error.status}" if error.status else "upstream_unavailable"
+
+

@@ -1,0 +1,418 @@
+"""The interactions use cases: create (run now or queue), get, cancel, delete, and the background job.
+
+The API and the worker call this; it validates a request against the stored chain, stores it, and hands
+runs to the runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from redis.asyncio import Redis
+
+from ..protocol import status as st
+from ..protocol.codec import InvalidArgument, json_encoder
+from ..protocol.events import ErrorEvent, InteractionCompleted, InteractionStatusUpdate
+from ..protocol.interaction import CreateRequest, ErrorInfo, Interaction, InteractionConfig
+from ..protocol.steps import Step
+from ..settings import Settings
+from ..store import keys
+from ..store.records import Output, Record, StoredConfig
+from ..store.repository import NotFound, Repository
+from ..upstream.base import UpstreamRequest
+from ..upstream.routing import Router
+from . import handle as reasons
+from . import render
+from .handle import RunHandle
+from .history import fill_function_result_names
+from .registry import RunRegistry
+from .run import Listener, Runner, RunResult, RunSpec
+
+log = logging.getLogger(__name__)
+
+#: enqueue(tenant, interaction id, fence the job is queued under)
+Enqueue = Callable[[str, str, int], Awaitable[None]]
+
+LOST_WORKER = "The worker running this interaction was lost"
+LOST_SERVER = "The server running this interaction was lost"
+
+
+def new_id() -> str:
+    # 128 random bits, URL-safe (ids go into paths unencoded)
+    return "v1_" + secrets.token_urlsafe(16)
+
+
+class Started(msgspec.Struct, kw_only=True):
+    """A foreground run in progress: its task, and the stream of its frames if one was asked for."""
+
+    task: asyncio.Task[RunResult]
+    handle: RunHandle
+    listener: Listener | None
+
+
+class Queued(msgspec.Struct, kw_only=True):
+    """A stored interaction not run by this request (background, or a repeated Idempotency-Key)."""
+
+    interaction: Interaction
+    tenant: str
+
+
+class InteractionService:
+    def __init__(
+        self,
+        settings: Settings,
+        repository: Repository,
+        blocking_redis: Redis,
+        router: Router,
+        registry: RunRegistry,
+        enqueue: Enqueue,
+    ) -> None:
+        self.settings = settings
+        self.repository = repository
+        self.blocking_redis = blocking_redis
+        self.router = router
+        self.registry = registry
+        self.enqueue = enqueue
+        self.runner = Runner(repository, settings.runner, settings.upstream_retry)
+        self.stateless_runner = Runner(None, settings.runner, settings.upstream_retry)
+
+    # -- create ----------------------------------------------------------------------------------------
+
+    async def create(
+        self,
+        tenant: str,
+        request: CreateRequest,
+        input_steps: list[Step],
+        warnings: list[str],
+        *,
+        idempotency_key: str | None = None,
+        body: bytes = b"",
+    ) -> Started | Queued:
+        config = _config_of(request)
+        backend, upstream_model = self._route(config)
+        stored = StoredConfig(config=config, input=request.input, warnings=warnings or None)
+        created = render.timestamp()
+        if not input_steps:
+            raise InvalidArgument("`input` is required and must not be empty", "input")
+        if not request.store:
+            if request.previous_interaction_id:
+                raise InvalidArgument(
+                    "`store=false` cannot be combined with `previous_interaction_id`", "previous_interaction_id"
+                )
+            if request.background:
+                raise InvalidArgument("`store=false` cannot be combined with `background=true`", "background")
+            fill_function_result_names([], input_steps)
+            upstream = UpstreamRequest(
+                model=config.model or config.agent or "",
+                upstream_model=upstream_model,
+                history=input_steps,
+                config=config,
+            )
+            backend.check(upstream)
+            spec = RunSpec(
+                tenant=None, interaction_id=None, created=created, config=stored, request=upstream, backend=backend
+            )
+            return self._start(spec, request.stream, stateless=True)
+
+        interaction_id = new_id()
+        if idempotency_key is not None:
+            repeated = await self._idempotent(tenant, idempotency_key, interaction_id, body)
+            if repeated is not None:
+                return repeated
+        try:
+            history = await self.repository.create(
+                tenant,
+                interaction_id,
+                status=st.QUEUED if request.background else st.IN_PROGRESS,
+                created=created,
+                previous_interaction_id=request.previous_interaction_id,
+                background=request.background,
+                logged=request.background or request.stream,
+                config=stored,
+                input_steps=input_steps,
+                claim=not request.background,
+            )
+        except BaseException:
+            if idempotency_key is not None:
+                await self.repository.forget_idempotency(tenant, _digest(idempotency_key))
+            raise
+        fill_function_result_names(history, input_steps)
+        upstream = UpstreamRequest(
+            model=config.model or config.agent or "",
+            upstream_model=upstream_model,
+            history=[*history, *input_steps],
+            config=config,
+        )
+        try:
+            backend.check(upstream)
+        except InvalidArgument as exc:
+            await self._fail_unstarted(tenant, interaction_id, str(exc), fence=None if request.background else 1)
+            raise
+        if request.background:
+            await self.enqueue(tenant, interaction_id, 0)
+            interaction = render.interaction(
+                interaction_id=interaction_id,
+                status=st.QUEUED,
+                config=stored,
+                created=created,
+                updated=created,
+                previous_interaction_id=request.previous_interaction_id,
+                steps=[],
+                warnings=True,
+            )
+            return Queued(interaction=interaction, tenant=tenant)
+        spec = RunSpec(
+            tenant=tenant,
+            interaction_id=interaction_id,
+            fence=1,
+            logged=request.stream,
+            created=created,
+            previous_interaction_id=request.previous_interaction_id,
+            config=stored,
+            request=upstream,
+            backend=backend,
+        )
+        return self._start(spec, request.stream, stateless=False)
+
+    def _route(self, config: InteractionConfig) -> tuple[object, str]:
+        if config.model and config.agent:
+            raise InvalidArgument("Give either `model` or `agent`, not both", "agent")
+        if config.model:
+            return self.router.resolve(config.model, "model")
+        if config.agent:
+            return self.router.resolve(config.agent, "agent")
+        raise InvalidArgument("`model` (or `agent`) is required", "model")
+
+    def _start(self, spec: RunSpec, stream: bool, *, stateless: bool) -> Started:
+        member = keys.member(spec.tenant, spec.interaction_id) if spec.tenant and spec.interaction_id else None
+        handle = RunHandle(member)
+        listener: Listener | None = asyncio.Queue() if stream else None
+        runner = self.stateless_runner if stateless else self.runner
+        task = self.registry.start(handle, runner.run(spec, handle, listener))
+        return Started(task=task, handle=handle, listener=listener)
+
+    async def _idempotent(self, tenant: str, key: str, interaction_id: str, body: bytes) -> Queued | None:
+        body_digest = hashlib.sha256(body).hexdigest()
+        known = await self.repository.remember_idempotency(tenant, _digest(key), interaction_id, body_digest)
+        if known is None:
+            return None
+        known_id, known_digest = known
+        if known_digest != body_digest:
+            raise InvalidArgument(
+                "This Idempotency-Key was used with a different request body", "Idempotency-Key"
+            )
+        for _ in range(50):
+            try:
+                record = await self.repository.get(tenant, known_id)
+            except NotFound:
+                # the first request is still storing it
+                await asyncio.sleep(0.02)
+                continue
+            return Queued(interaction=render.from_record(record, full_timeline=False), tenant=tenant)
+        raise NotFound(known_id)
+
+    async def _fail_unstarted(self, tenant: str, interaction_id: str, message: str, fence: int | None) -> None:
+        """A stored interaction that cannot run at all (the backend refused the request)."""
+        await self.repository.finish(
+            tenant,
+            interaction_id,
+            fence=fence,
+            expect=st.QUEUED if fence is None else st.IN_PROGRESS,
+            status=st.FAILED,
+            output=Output(errors=[ErrorInfo(code="invalid_argument", message=message)]),
+            updated=render.timestamp(),
+            events=[],
+        )
+
+    # -- read, cancel, delete --------------------------------------------------------------------------
+
+    async def get(self, tenant: str, interaction_id: str) -> Record:
+        return await self.repository.get(tenant, interaction_id)
+
+    async def cancel(self, tenant: str, interaction_id: str) -> Record:
+        result = await self.repository.cancel(tenant, interaction_id, render.timestamp())
+        if result.outcome == "missing":
+            raise NotFound(interaction_id)
+        if result.outcome == "status":
+            if result.detail == st.CANCELLED:
+                return await self.repository.get(tenant, interaction_id)
+            raise InvalidArgument(
+                f"Interaction {interaction_id!r} is {result.detail}; only queued or running interactions "
+                "can be cancelled",
+                "id",
+            )
+        member = keys.member(tenant, interaction_id)
+        acked = False
+        if result.detail == st.IN_PROGRESS:
+            # the signal went out in the script; a run in this process is stopped without the round trip
+            self.registry.stop(member)
+            acked = await self.repository.wait_cancel_ack(
+                self.blocking_redis, tenant, interaction_id, self.settings.runner.cancel_ack_timeout_seconds
+            )
+        if not acked:
+            await self.settle_without_run(tenant, interaction_id, st.CANCELLED, st.CANCELLED, None)
+        return await self.repository.get(tenant, interaction_id)
+
+    async def delete(self, tenant: str, interaction_id: str) -> None:
+        status = await self.repository.status(tenant, interaction_id)
+        if status is None:
+            raise NotFound(interaction_id)
+        if status in st.RUNNING:
+            await self.repository.cancel(tenant, interaction_id, render.timestamp())
+            self.registry.stop(keys.member(tenant, interaction_id))
+        await self.repository.delete(tenant, interaction_id)
+
+    async def settle_without_run(
+        self, tenant: str, interaction_id: str, expect: str, status: str, error: ErrorInfo | None
+    ) -> bool:
+        """Settle an interaction no live run holds (cancelled while queued, or its runner was lost)."""
+        try:
+            record = await self.repository.get(tenant, interaction_id)
+        except NotFound:
+            return False
+        output = record.output or Output(errors=[error] if error else None)
+        final = render.interaction(
+            interaction_id=interaction_id,
+            status=status,
+            config=record.config,
+            created=record.created,
+            updated=render.timestamp(),
+            previous_interaction_id=record.previous_interaction_id,
+            steps=output.steps,
+            usage=output.usage,
+            errors=output.errors,
+        )
+        update = InteractionStatusUpdate(interaction_id=interaction_id, status=status)
+        last = ErrorEvent(error=error) if error else InteractionCompleted(interaction=final)
+        from ..events.sse import frame
+
+        result = await self.repository.finish(
+            tenant,
+            interaction_id,
+            fence=None,
+            expect=expect,
+            status=status,
+            output=output,
+            updated=final.updated or render.timestamp(),
+            events=[frame(update), frame(last)],
+        )
+        return result.outcome == "ok"
+
+    # -- background ------------------------------------------------------------------------------------
+
+    async def run_background(self, tenant: str, interaction_id: str, queued_fence: int) -> None:
+        """The worker's job. Returns at once if the interaction is finished or the job is stale."""
+        claim = await self.repository.claim(tenant, interaction_id, queued_fence)
+        if claim.outcome == "exhausted":
+            await self.settle_without_run(
+                tenant, interaction_id, st.IN_PROGRESS, st.FAILED, ErrorInfo(code="worker_lost", message=LOST_WORKER)
+            )
+            return
+        if claim.outcome != "ok":
+            return
+        try:
+            record = await self.repository.get(tenant, interaction_id)
+            history = await self.repository.chain(tenant, record.previous_interaction_id)
+            config = record.config.config
+            backend, upstream_model = self._route(config)
+        except (NotFound, InvalidArgument) as exc:
+            await self.settle_without_run(
+                tenant, interaction_id, st.IN_PROGRESS, st.FAILED, ErrorInfo(code="failed", message=str(exc))
+            )
+            return
+        spec = RunSpec(
+            tenant=tenant,
+            interaction_id=interaction_id,
+            fence=claim.fence,
+            seq=claim.seq,
+            logged=True,
+            background=True,
+            announce=claim.seq == 0,
+            created=record.created,
+            previous_interaction_id=record.previous_interaction_id,
+            config=record.config,
+            request=UpstreamRequest(
+                model=config.model or config.agent or "",
+                upstream_model=upstream_model,
+                history=[*history, *record.input_steps],
+                config=config,
+            ),
+            backend=backend,  # type: ignore[arg-type]
+        )
+        handle = RunHandle(keys.member(tenant, interaction_id))
+        task = self.registry.start(handle, self.runner.run(spec, handle))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # the worker is shutting down: stop the run and give it back to the queue
+            if not task.done():
+                handle.reason = None
+                task.cancel()
+                with _suppress_cancel():
+                    await task
+            await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
+            raise
+
+    async def hand_back(self, tenant: str, interaction_id: str, fence: int, *, refund: bool) -> bool:
+        pickup_ms = int(max(self.settings.runner.lease_seconds, 30) * 1000)
+        new_fence = await self.repository.requeue(tenant, interaction_id, fence, pickup_ms, refund=refund)
+        if new_fence is None:
+            return False
+        await self.enqueue(tenant, interaction_id, new_fence)
+        return True
+
+    async def reap_once(self) -> int:
+        """Find runs whose lease ran out: re-run background ones that have attempts left, fail the rest."""
+        handled = 0
+        for member in await self.repository.due_runs():
+            tenant, interaction_id = keys.split_member(member)
+            status, background, attempts, fence = await self.repository.run_state(tenant, interaction_id)
+            handled += 1
+            if status not in st.RUNNING:
+                await self.repository.forget_run(tenant, interaction_id)
+                continue
+            if background and attempts < self.settings.runner.max_attempts:
+                if await self.hand_back(tenant, interaction_id, fence, refund=False):
+                    log.warning("re-running %s: its runner was lost (attempt %d)", member, attempts + 1)
+                continue
+            message = LOST_WORKER if background else LOST_SERVER
+            log.warning("failing %s: %s", member, message)
+            await self.settle_without_run(
+                tenant, interaction_id, status, st.FAILED, ErrorInfo(code="worker_lost", message=message)
+            )
+        return handled
+
+    async def reap_forever(self) -> None:
+        while True:
+            try:
+                await self.reap_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("reaper pass failed")
+            await asyncio.sleep(self.settings.runner.reaper_interval_seconds)
+
+
+def _config_of(request: CreateRequest) -> InteractionConfig:
+    fields = {name: getattr(request, name) for name in InteractionConfig.__struct_fields__}
+    return InteractionConfig(**fields)
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class _suppress_cancel:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, tp: object, value: object, tb: object) -> bool:
+        return isinstance(value, (asyncio.CancelledError, Exception))
+
+
+__all__ = ["InteractionService", "Queued", "Started", "json_encoder", "reasons"]

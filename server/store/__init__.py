@@ -1,0 +1,1 @@
+"""Interactions in Redis: key names, Lua scripts and the repository."""

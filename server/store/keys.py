@@ -1,0 +1,66 @@
+"""Every Redis key and channel name the server uses, in one place.
+
+`{t}` is a hash tag of the tenant, so all of one tenant's keys share a Cluster slot; the tenant is a
+digest of the API key (or a configured name), never the key itself.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: sorted set of running interactions ("tenant/id"), scored by the time their lease runs out (ms)
+RUNNING: Final = "ix:running"
+#: pub/sub channel carrying "tenant/id" of interactions to stop at once
+CANCEL_CHANNEL: Final = "ix:cancel"
+
+
+def tenant_prefix(tenant: str) -> str:
+    return f"ix:{{{tenant}}}:"
+
+
+def interaction(tenant: str, interaction_id: str) -> str:
+    """HASH: status, fence, attempts, bg, log, prev, created, updated, seq, settled, cfg, in, out."""
+    return f"ix:{{{tenant}}}:{interaction_id}"
+
+
+def events(tenant: str, interaction_id: str) -> str:
+    """STREAM of pre-encoded SSE events, entry id `0-<seq>` for event `evt_<seq>`."""
+    return f"ix:{{{tenant}}}:{interaction_id}:ev"
+
+
+def cancel_ack(tenant: str, interaction_id: str) -> str:
+    """LIST the cancelled run pushes to once its partial output is saved."""
+    return f"ix:{{{tenant}}}:{interaction_id}:ack"
+
+
+def idempotency(tenant: str, key_digest: str) -> str:
+    """STRING "<interaction id> <body digest>" for an Idempotency-Key."""
+    return f"ix:{{{tenant}}}:idem:{key_digest}"
+
+
+def member(tenant: str, interaction_id: str) -> str:
+    """How a run is named in RUNNING, in cancel messages and in job ids."""
+    return f"{tenant}/{interaction_id}"
+
+
+def split_member(value: str) -> tuple[str, str]:
+    tenant, _, interaction_id = value.partition("/")
+    return tenant, interaction_id
+
+
+class Field:
+    """Field names of the interaction hash (the Lua scripts use the same literals)."""
+
+    STATUS: Final = "status"
+    FENCE: Final = "fence"
+    ATTEMPTS: Final = "attempts"
+    BACKGROUND: Final = "bg"
+    LOG: Final = "log"
+    PREV: Final = "prev"
+    CREATED: Final = "created"
+    UPDATED: Final = "updated"
+    SEQ: Final = "seq"
+    SETTLED: Final = "settled"
+    CONFIG: Final = "cfg"
+    INPUT: Final = "in"
+    OUTPUT: Final = "out"

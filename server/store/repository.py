@@ -1,0 +1,342 @@
+"""The repository: every read and write of interactions, each one Redis round trip (mostly one script)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from redis.asyncio import Redis
+
+from ..protocol.steps import Step
+from ..settings import RunnerSettings, StoreSettings
+from . import keys
+from .keys import Field
+from .records import Output, Record, StoredConfig, decode_config, decode_output, decode_steps, encode
+from .scripts import Scripts
+
+
+class NotFound(Exception):
+    """An interaction that does not exist for this tenant (unknown, expired, deleted or someone else's)."""
+
+    def __init__(self, interaction_id: str) -> None:
+        super().__init__(f"Interaction {interaction_id!r} was not found")
+        self.interaction_id = interaction_id
+
+
+class Unfinished(Exception):
+    """A chain cannot continue from an interaction that is still running."""
+
+    def __init__(self, interaction_id: str) -> None:
+        super().__init__(f"Interaction {interaction_id!r} has not finished yet")
+        self.interaction_id = interaction_id
+
+
+class ChainTooDeep(Exception):
+    def __init__(self, interaction_id: str, depth: int) -> None:
+        super().__init__(f"The chain ending at {interaction_id!r} is longer than {depth} interactions")
+        self.interaction_id = interaction_id
+
+
+class Claim(msgspec.Struct, frozen=True):
+    #: ok | finished | stale | exhausted | missing
+    outcome: str
+    fence: int = 0
+    seq: int = 0
+    prior: str = ""
+    detail: str = ""
+
+
+class Settle(msgspec.Struct, frozen=True):
+    #: ok | fenced | status | missing
+    outcome: str
+    #: the current status when not ok; the last event seq when ok
+    detail: str = ""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _str(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+_RECORD_FIELDS = (
+    Field.STATUS,
+    Field.CREATED,
+    Field.UPDATED,
+    Field.PREV,
+    Field.BACKGROUND,
+    Field.LOG,
+    Field.SEQ,
+    Field.CONFIG,
+    Field.INPUT,
+    Field.OUTPUT,
+)
+
+
+class Repository:
+    def __init__(self, redis: Redis, store: StoreSettings, runner: RunnerSettings) -> None:
+        self.redis = redis
+        self.scripts = Scripts(redis)
+        self.store = store
+        self.runner = runner
+        self.ttl_ms = store.ttl_seconds * 1000
+        self.lease_ms = int(runner.lease_seconds * 1000)
+
+    # -- create and read ---------------------------------------------------------------------------------
+
+    async def create(
+        self,
+        tenant: str,
+        interaction_id: str,
+        *,
+        status: str,
+        created: str,
+        previous_interaction_id: str | None,
+        background: bool,
+        logged: bool,
+        config: StoredConfig,
+        input_steps: list[Step],
+        claim: bool,
+    ) -> list[Step]:
+        """Store a new interaction and return its chain's history, oldest first.
+
+        With `claim`, the caller runs it now: it holds fence 1 and a lease.
+        """
+        fields: list[Any] = [
+            Field.STATUS, status,
+            Field.CREATED, created,
+            Field.UPDATED, created,
+            Field.BACKGROUND, "1" if background else "0",
+            Field.LOG, "1" if logged else "0",
+            Field.SEQ, "0",
+            Field.FENCE, "1" if claim else "0",
+            Field.ATTEMPTS, "1" if claim else "0",
+            Field.CONFIG, encode(config),
+            Field.INPUT, encode(input_steps),
+        ]  # fmt: skip
+        if previous_interaction_id:
+            fields += [Field.PREV, previous_interaction_id]
+        result = await self.scripts.create(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                keys.tenant_prefix(tenant),
+                previous_interaction_id or "",
+                self.ttl_ms,
+                self.store.max_chain_depth,
+                now_ms() + self.lease_ms if claim else "",
+                keys.member(tenant, interaction_id),
+                *fields,
+            ],
+        )
+        return self._chain_result(result, previous_interaction_id or "")
+
+    async def chain(self, tenant: str, interaction_id: str | None) -> list[Step]:
+        """The history of the chain ending at `interaction_id` (its inputs and outputs), oldest first."""
+        if not interaction_id:
+            return []
+        result = await self.scripts.chain(
+            args=[keys.tenant_prefix(tenant), interaction_id, self.store.max_chain_depth]
+        )
+        return self._chain_result(result, interaction_id)
+
+    def _chain_result(self, result: Sequence[Any], start: str) -> list[Step]:
+        outcome = _str(result[0])
+        if outcome == "missing":
+            raise NotFound(_str(result[1]))
+        if outcome == "unfinished":
+            raise Unfinished(_str(result[1]))
+        if outcome == "too_deep":
+            raise ChainTooDeep(start, self.store.max_chain_depth)
+        if outcome == "exists":
+            raise RuntimeError("interaction id collision")
+        blobs = result[1]
+        history: list[Step] = []
+        for i in range(len(blobs) - 2, -1, -2):
+            history += decode_steps(blobs[i])
+            output = decode_output(blobs[i + 1])
+            if output is not None:
+                history += output.steps
+        return history
+
+    async def get(self, tenant: str, interaction_id: str) -> Record:
+        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
+        status, created, updated, prev, bg, log, seq, cfg, inp, out = values
+        if status is None or cfg is None:
+            raise NotFound(interaction_id)
+        return Record(
+            id=interaction_id,
+            status=_str(status),
+            created=_str(created),
+            updated=_str(updated),
+            previous_interaction_id=_str(prev) if prev else None,
+            background=bg == b"1",
+            logged=log == b"1",
+            seq=int(seq or 0),
+            config=decode_config(cfg),
+            input_steps=decode_steps(inp),
+            output=decode_output(out),
+        )
+
+    async def status(self, tenant: str, interaction_id: str) -> str | None:
+        value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
+        return _str(value) if value is not None else None
+
+    async def delete(self, tenant: str, interaction_id: str) -> bool:
+        deleted = await self.redis.delete(
+            keys.interaction(tenant, interaction_id),
+            keys.events(tenant, interaction_id),
+            keys.cancel_ack(tenant, interaction_id),
+        )
+        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
+        return bool(deleted)
+
+    # -- runs ------------------------------------------------------------------------------------------
+
+    async def claim(self, tenant: str, interaction_id: str, queued_fence: int) -> Claim:
+        result = await self.scripts.claim(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                now_ms() + self.lease_ms,
+                keys.member(tenant, interaction_id),
+                self.runner.max_attempts,
+                str(queued_fence),
+            ],
+        )
+        outcome = _str(result[0])
+        if outcome == "ok":
+            return Claim("ok", fence=int(result[1]), seq=int(result[2]), prior=_str(result[3]))
+        return Claim(outcome, detail=_str(result[1]) if len(result) > 1 else "")
+
+    async def append(
+        self, tenant: str, interaction_id: str, fence: int, events: Sequence[tuple[int, bytes]] = ()
+    ) -> Settle:
+        """Write a batch of numbered events and renew the lease; also the heartbeat (no events)."""
+        args: list[Any] = [
+            fence,
+            now_ms() + self.lease_ms,
+            keys.member(tenant, interaction_id),
+            self.ttl_ms,
+        ]
+        for seq, payload in events:
+            args += [seq, payload]
+        result = await self.scripts.append(
+            keys=[keys.interaction(tenant, interaction_id), keys.events(tenant, interaction_id), keys.RUNNING],
+            args=args,
+        )
+        return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
+
+    async def finish(
+        self,
+        tenant: str,
+        interaction_id: str,
+        *,
+        fence: int | None,
+        expect: str,
+        status: str,
+        output: Output,
+        updated: str,
+        events: Sequence[tuple[int, bytes]] | Sequence[bytes],
+    ) -> Settle:
+        """End a run: status `expect` -> `status`, the output and the terminal events, atomically.
+
+        `fence=None` is an administrative settle (no live run): the events are numbered by Redis.
+        """
+        args: list[Any] = [
+            "" if fence is None else fence,
+            expect,
+            status,
+            encode(output),
+            updated,
+            self.store.event_log_ttl_seconds * 1000,
+            keys.member(tenant, interaction_id),
+            60_000,
+        ]
+        for event in events:
+            if isinstance(event, tuple):
+                args += [event[0], event[1]]
+            else:
+                args.append(event)
+        result = await self.scripts.finish(
+            keys=[
+                keys.interaction(tenant, interaction_id),
+                keys.events(tenant, interaction_id),
+                keys.RUNNING,
+                keys.cancel_ack(tenant, interaction_id),
+            ],
+            args=args,
+        )
+        return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
+
+    async def cancel(self, tenant: str, interaction_id: str, updated: str) -> Settle:
+        """queued|in_progress -> cancelled, and the cancel signal to every process. detail: prior status."""
+        result = await self.scripts.cancel(
+            keys=[keys.interaction(tenant, interaction_id)],
+            args=[keys.CANCEL_CHANNEL, keys.member(tenant, interaction_id), updated],
+        )
+        return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
+
+    async def wait_cancel_ack(self, redis: Redis, tenant: str, interaction_id: str, timeout: float) -> bool:
+        """Wait until the cancelled run has saved its output (BLPOP on a blocking connection)."""
+        got = await redis.blpop([keys.cancel_ack(tenant, interaction_id)], timeout=timeout)
+        return got is not None
+
+    # -- lost runs -------------------------------------------------------------------------------------
+
+    async def due_runs(self, limit: int = 100) -> list[str]:
+        retry_ms = max(self.lease_ms, 5000)
+        members = await self.scripts.reap(keys=[keys.RUNNING], args=[now_ms(), retry_ms, limit])
+        return [_str(m) for m in members]
+
+    async def run_state(self, tenant: str, interaction_id: str) -> tuple[str | None, bool, int, int]:
+        """(status, background, attempts, fence) of a run, for the reaper."""
+        status, bg, attempts, fence = await self.redis.hmget(
+            keys.interaction(tenant, interaction_id),
+            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE],
+        )
+        return (
+            _str(status) if status is not None else None,
+            bg == b"1",
+            int(attempts or 0),
+            int(fence or 0),
+        )
+
+    async def requeue(
+        self, tenant: str, interaction_id: str, seen_fence: int, pickup_ms: int, *, refund: bool
+    ) -> int | None:
+        """Hand a run to a new job: returns the fence the new job is queued under."""
+        result = await self.scripts.requeue(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                now_ms() + pickup_ms,
+                keys.member(tenant, interaction_id),
+                seen_fence,
+                "1" if refund else "0",
+            ],
+        )
+        return int(result[1]) if _str(result[0]) == "ok" else None
+
+    async def forget_run(self, tenant: str, interaction_id: str) -> None:
+        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
+
+    # -- idempotency -----------------------------------------------------------------------------------
+
+    async def remember_idempotency(
+        self, tenant: str, key_digest: str, interaction_id: str, body_digest: str
+    ) -> tuple[str, str] | None:
+        """Record the key; if it is already known, return (interaction id, body digest) seen with it."""
+        name = keys.idempotency(tenant, key_digest)
+        value = f"{interaction_id} {body_digest}"
+        if await self.redis.set(name, value, nx=True, ex=self.store.idempotency_ttl_seconds):
+            return None
+        existing = await self.redis.get(name)
+        if existing is None:
+            return None
+        known_id, _, known_digest = _str(existing).partition(" ")
+        return known_id, known_digest
+
+    async def forget_idempotency(self, tenant: str, key_digest: str) -> None:
+        await self.redis.delete(keys.idempotency(tenant, key_digest))

@@ -1,0 +1,37 @@
+-- The one compare-and-set that ends a run: status, output and the terminal events in one step, so a
+-- reader that sees the terminal event can trust the record, and cancel and completion have one winner.
+-- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set, KEYS[4] cancel acknowledgement list
+-- ARGV[1] fence of the runner, or '' for an administrative settle (a cancel or reaper without a live run):
+--         it takes a new fence so a late runner is refused, and numbers the events itself
+-- ARGV[2] expected current status, ARGV[3] new status, ARGV[4] output blob, ARGV[5] updated timestamp,
+-- ARGV[6] log ttl ms, ARGV[7] running-set member, ARGV[8] ack ttl ms,
+-- ARGV[9..] runner: seq, frame, ... ; administrative: frame, ... (SSE frames whose JSON has no event_id yet)
+local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'settled', 'seq', 'log')
+if not f[2] then return {'missing'} end
+if ARGV[1] ~= '' and f[1] ~= ARGV[1] then return {'fenced', f[2]} end
+if f[2] ~= ARGV[2] or f[3] then return {'status', f[2]} end
+local seq = tonumber(f[4] or '0')
+local logged = f[5] == '1'
+if ARGV[1] == '' then
+  redis.call('HINCRBY', KEYS[1], 'fence', 1)
+  for i = 9, #ARGV do
+    seq = seq + 1
+    if logged then
+      local event = string.sub(ARGV[i], 1, -4) .. ',"event_id":"evt_' .. seq .. '"}\n\n'
+      redis.call('XADD', KEYS[2], '0-' .. seq, 'e', event)
+    end
+  end
+else
+  for i = 9, #ARGV, 2 do
+    seq = tonumber(ARGV[i])
+    if logged then redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
+  end
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq, 'settled', '1')
+redis.call('ZREM', KEYS[3], ARGV[7])
+if logged then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
+if ARGV[2] == 'cancelled' then
+  redis.call('RPUSH', KEYS[4], '1')
+  redis.call('PEXPIRE', KEYS[4], ARGV[8])
+end
+return {'ok', tostring(seq)}

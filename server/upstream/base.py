@@ -1,0 +1,104 @@
+"""What every backend speaks: a request built from the history, and a stream of normalised events.
+
+A backend turns the provider's stream into `UpstreamEvent`s, which are already in the API's terms (a step
+skeleton, then deltas, then the end of the step). The runner numbers them, builds the output steps from
+them and sends them to the event log; a backend never touches Redis or the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import msgspec
+
+from ..protocol.deltas import Delta
+from ..protocol.interaction import ErrorInfo, InteractionConfig, Usage
+from ..protocol.steps import Step
+
+
+class UpstreamRequest(msgspec.Struct, kw_only=True):
+    #: the model name as requested by the client
+    model: str
+    #: the model name to send upstream
+    upstream_model: str
+    #: the whole conversation, oldest first: the chain's steps, then this turn's input
+    history: list[Step]
+    #: the interaction-scoped configuration (system_instruction, tools, generation_config, ...)
+    config: InteractionConfig
+
+
+class StepStarted(msgspec.Struct, kw_only=True):
+    """A new output step begins; `step` is its skeleton (e.g. `{"type": "model_output"}`)."""
+
+    step: Step
+
+
+class StepDelta(msgspec.Struct, kw_only=True):
+    """An increment of the current step."""
+
+    delta: Delta
+
+
+class StepEnded(msgspec.Struct, kw_only=True):
+    """The current step is complete."""
+
+
+class UsageReported(msgspec.Struct, kw_only=True):
+    """Usage so far (cumulative: each report replaces the previous one)."""
+
+    usage: Usage
+
+
+class Finished(msgspec.Struct, kw_only=True):
+    """The model is done. `status`: completed, incomplete, requires_action or failed."""
+
+    status: str
+    error: ErrorInfo | None = None
+
+
+UpstreamEvent = StepStarted | StepDelta | StepEnded | UsageReported | Finished
+
+
+class UpstreamError(Exception):
+    """The upstream call failed. `status` is the upstream HTTP status (0 for no response)."""
+
+    def __init__(
+        self,
+        backend: str,
+        status: int,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        timeout: bool = False,
+    ) -> None:
+        super().__init__(f"{backend} upstream error {status or ''}: {message}".replace("  ", " "))
+        self.backend = backend
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+        self.timeout = timeout
+
+    @property
+    def retryable(self) -> bool:
+        return self.status in (0, 408, 429) or self.status >= 500
+
+
+class Backend(Protocol):
+    #: the backend's name (as configured), kept with provider-native data it produces
+    name: str
+
+    def check(self, request: UpstreamRequest) -> None:
+        """Raise `InvalidArgument` for what this backend cannot take (a built-in tool, a modality)."""
+
+    def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+        """Call the upstream and yield its answer as normalised events. Raises `UpstreamError`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's connections."""
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """A function call's arguments as an object, whatever the upstream sent."""
+    return value if isinstance(value, dict) else {"value": value}

@@ -1,0 +1,59 @@
+"""Model routing: the requested model (or agent) name -> a backend and the upstream model name."""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from collections.abc import Callable
+
+from ..protocol.codec import InvalidArgument
+from ..settings import EchoSettings, ModelRoute
+from .base import Backend
+from .echo import EchoBackend
+
+#: backend kind -> "module:Class" taking a ModelRoute; imported when a route needs it
+BACKEND_KINDS: dict[str, str] = {
+    "gemini": "server.upstream.gemini:GeminiBackend",
+    "openai": "server.upstream.openai:OpenAIBackend",
+    "anthropic": "server.upstream.anthropic:AnthropicBackend",
+}
+
+BUILTIN_MODELS = ("echo", "echo-slow")
+
+
+class Router:
+    def __init__(self, routes: list[ModelRoute], echo: EchoSettings) -> None:
+        self.routes = routes
+        self.builtin: dict[str, Backend] = {
+            "echo": EchoBackend("echo"),
+            "echo-slow": EchoBackend("echo-slow", echo.slow_word_delay_ms / 1000),
+        }
+        self.backends: list[Backend] = [_make(route, echo) for route in routes]
+
+    def resolve(self, name: str, field: str = "model") -> tuple[Backend, str]:
+        """(backend, upstream model name) for a requested name, or a 400 that lists what exists."""
+        for route, backend in zip(self.routes, self.backends, strict=True):
+            if fnmatch.fnmatchcase(name, route.match):
+                return backend, route.upstream_model or name
+        builtin = self.builtin.get(name)
+        if builtin is not None:
+            return builtin, name
+        known = ", ".join([*BUILTIN_MODELS, *(r.match for r in self.routes)])
+        raise InvalidArgument(f"Unknown {field} {name!r}. Available: {known}", field)
+
+    async def aclose(self) -> None:
+        for backend in self.backends:
+            await backend.aclose()
+
+
+def _make(route: ModelRoute, echo: EchoSettings) -> Backend:
+    if route.backend == "echo":
+        return EchoBackend(route.match)
+    if route.backend == "echo-slow":
+        return EchoBackend(route.match, echo.slow_word_delay_ms / 1000)
+    target = BACKEND_KINDS.get(route.backend)
+    if target is None:
+        raise ValueError(f"models.toml: unknown backend {route.backend!r} for {route.match!r}")
+    module_name, _, class_name = target.partition(":")
+    factory: Callable[[ModelRoute], Backend] = getattr(importlib.import_module(module_name), class_name)
+    return factory(route)

@@ -1,0 +1,211 @@
+"""The one I/O seam of the backends: a pooled client per backend and a guarded streaming POST.
+
+Everything provider-specific stays in the backend modules; this turns httpx failures into `UpstreamError`s
+that name the backend, and enforces the overall deadline without spanning the consumer's own awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import os
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Protocol
+
+import httpx
+import msgspec
+
+from ..settings import ModelRoute
+from .base import UpstreamError, UpstreamEvent, UpstreamRequest
+
+_encoder = msgspec.json.Encoder()
+ERROR_BODY_LIMIT = 64 * 1024
+
+
+def make_client(route: ModelRoute) -> httpx.AsyncClient:
+    """httpx's default 5 s timeout would kill thinking models that pause before their first token."""
+    timeout = httpx.Timeout(
+        connect=route.connect_timeout_seconds, read=route.read_timeout_seconds, write=10.0, pool=5.0
+    )
+    limits = httpx.Limits(
+        max_connections=route.max_connections,
+        max_keepalive_connections=min(route.max_connections, 100),
+        keepalive_expiry=30.0,
+    )
+    return httpx.AsyncClient(timeout=timeout, limits=limits)
+
+
+def api_key(route: ModelRoute) -> str | None:
+    """Read at call time so a rotated key is picked up; never logged."""
+    if not route.api_key_env:
+        return None
+    return os.environ.get(route.api_key_env) or None
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`path` starts with its version ("/v1/..."); a base URL that already ends in it is not doubled."""
+    base = base_url.rstrip("/")
+    version = "/" + path.lstrip("/").split("/", 1)[0]
+    if base.endswith(version):
+        base = base[: -len(version)]
+    return base + path
+
+
+async def post_stream(
+    client: httpx.AsyncClient,
+    backend: str,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    *,
+    deadline_seconds: float,
+) -> AsyncGenerator[bytes, None]:
+    """POST `body` and yield the response body as it arrives.
+
+    The deadline is checked around each of our own awaits only: an `asyncio.timeout` held across `yield`
+    would fire inside whatever the consumer is doing and look like a cancellation of it. Cancelling the
+    consumer while it waits on this generator exits `client.stream`, which closes the connection.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_seconds
+    request = client.build_request(
+        "POST", url, headers={**headers, "content-type": "application/json"}, content=_encoder.encode(body)
+    )
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            async with asyncio.timeout_at(deadline):
+                response = await client.send(request, stream=True)
+                stack.push_async_callback(response.aclose)
+                if response.status_code >= 300:
+                    raw = await _read_limited(response)
+                    raise UpstreamError(
+                        backend,
+                        response.status_code,
+                        error_message(raw, response.reason_phrase),
+                        retry_after=retry_after(response.headers, raw),
+                    )
+            chunks = response.aiter_bytes()
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    return
+                yield chunk
+    except TimeoutError:
+        raise UpstreamError(
+            backend, 0, f"no answer within the {deadline_seconds:g} s deadline", timeout=True
+        ) from None
+    except httpx.TimeoutException as exc:
+        raise UpstreamError(backend, 0, f"timed out ({type(exc).__name__})", timeout=True) from None
+    except httpx.TransportError as exc:
+        raise UpstreamError(backend, 0, f"connection failed: {type(exc).__name__}: {exc}") from None
+
+
+async def _read_limited(response: httpx.Response) -> bytes:
+    body = b""
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= ERROR_BODY_LIMIT:
+            break
+    return body[:ERROR_BODY_LIMIT]
+
+
+def error_message(raw: bytes, fallback: str = "") -> str:
+    """The human message of an error body in any of the providers' shapes, else its text."""
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        text = raw.decode("utf-8", "replace").strip()
+        return text[:500] or fallback or "no error message"
+    if isinstance(body, list) and body:  # Gemini without alt=sse wraps errors in an array
+        body = body[0]
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("detail")
+            if isinstance(message, str) and message:
+                return message
+        if isinstance(error, str) and error:
+            return error
+        detail = body.get("detail") or body.get("message")
+        if isinstance(detail, str) and detail:
+            return detail
+    return raw.decode("utf-8", "replace")[:500] or fallback
+
+
+def retry_after(headers: httpx.Headers, raw: bytes = b"") -> float | None:
+    """Seconds to wait, from `retry-after-ms`, `Retry-After` (seconds or HTTP date) or Google's RetryInfo."""
+    value = headers.get("retry-after-ms")
+    if value:
+        with contextlib.suppress(ValueError):
+            return max(float(value) / 1000.0, 0.0)
+    value = headers.get("retry-after")
+    if value:
+        with contextlib.suppress(ValueError):
+            return max(float(value), 0.0)
+        with contextlib.suppress(TypeError, ValueError, IndexError):
+            when = email.utils.parsedate_to_datetime(value)
+            return max(when.timestamp() - time.time(), 0.0)
+    return _google_retry_delay(raw)
+
+
+def _google_retry_delay(raw: bytes) -> float | None:
+    if b"RetryInfo" not in raw:
+        return None
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for detail in details if isinstance(details, list) else []:
+        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+        if isinstance(delay, str) and delay.endswith("s"):
+            with contextlib.suppress(ValueError):
+                return float(delay[:-1])
+    return None
+
+
+class StreamDecoder(Protocol):
+    """A backend's sans-I/O stream decoder: raw body bytes in, normalised events out."""
+
+    def feed_bytes(self, chunk: bytes) -> list[UpstreamEvent]: ...
+
+    def close(self) -> list[UpstreamEvent]:
+        """The body ended: the last events, ending in exactly one `Finished` (or an `UpstreamError`)."""
+        ...
+
+
+class HTTPBackend:
+    """What the three HTTP backends share: one pooled client, the route, and the streaming loop."""
+
+    kind = "http"
+    default_base_url = ""
+
+    def __init__(self, route: ModelRoute, client: httpx.AsyncClient | None = None) -> None:
+        self.route = route
+        self.name = self.kind
+        self.base_url = route.base_url or self.default_base_url
+        self.client = client or make_client(route)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def _run(
+        self, url: str, headers: dict[str, str], body: dict[str, Any], decoder: StreamDecoder
+    ) -> AsyncIterator[UpstreamEvent]:
+        chunks = post_stream(
+            self.client, self.name, url, headers, body, deadline_seconds=self.route.deadline_seconds
+        )
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                for event in decoder.feed_bytes(chunk):
+                    yield event
+        for event in decoder.close():
+            yield event
+
+    def upstream_model(self, request: UpstreamRequest) -> str:
+        return request.upstream_model or self.route.upstream_model or request.model

@@ -1,0 +1,1 @@
+"""arq workers: background interactions run here, through the same runner as foreground ones."""
