@@ -29,6 +29,8 @@ async def main() -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # arq logs every job at INFO
+    logging.getLogger("arq").setLevel(logging.WARNING)
     try:
         import uvloop
 

@@ -46,6 +46,8 @@ class WorkerHost:
             log_results=False,
         )
         self.task: asyncio.Task[None] | None = None
+        # arq logs every job start and end at INFO
+        logging.getLogger("arq.worker").setLevel(logging.WARNING)
 
     def start(self) -> None:
         self.task = asyncio.create_task(self.worker.main())

@@ -141,7 +141,8 @@ class InteractionService:
             if idempotency_key is not None:
                 await self.repository.forget_idempotency(tenant, _digest(idempotency_key))
             raise
-        fill_function_result_names(history, input_steps)
+        if fill_function_result_names(history, input_steps):
+            await self.repository.replace_input(tenant, interaction_id, input_steps)
         upstream = UpstreamRequest(
             model=config.model or config.agent or "",
             upstream_model=upstream_model,

@@ -181,6 +181,10 @@ class Repository:
             output=decode_output(out),
         )
 
+    async def replace_input(self, tenant: str, interaction_id: str, input_steps: list[Step]) -> None:
+        """This turn's input steps, completed from the chain (a second write, only when needed)."""
+        await self.redis.hset(keys.interaction(tenant, interaction_id), Field.INPUT, encode(input_steps))
+
     async def status(self, tenant: str, interaction_id: str) -> str | None:
         value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
         return _str(value) if value is not None else None

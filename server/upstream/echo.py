@@ -70,6 +70,7 @@ class EchoBackend:
         status = "completed"
         if limit is not None and len(words) > limit:
             words, status = words[:limit], "incomplete"
+            words[-1:] = [w.rstrip() for w in words[-1:]]
         yield StepStarted(step=ModelOutputStep())
         produced = 0
         for word in words:

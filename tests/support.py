@@ -1,0 +1,213 @@
+"""Real parts for the tests: a private redis-server, web servers and worker processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis.asyncio as aioredis
+from google import genai
+
+from server.embedded_redis import RedisProcess, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: settings that make the tests quick: short leases, fast polling
+TEST_CONFIG: dict[str, dict[str, Any]] = {
+    "runner": {
+        "lease_seconds": 2.0,
+        "heartbeat_seconds": 0.5,
+        "reaper_interval_seconds": 0.25,
+        "max_attempts": 2,
+        "cancel_ack_timeout_seconds": 2.0,
+        "keepalive_seconds": 2.0,
+    },
+    "worker": {"poll_delay_ms": 5, "shutdown_grace_seconds": 3.0},
+    "upstream_retry": {"attempts": 3, "backoff_initial_seconds": 0.05, "backoff_max_seconds": 0.2},
+    "echo": {"slow_word_delay_ms": 50},
+}
+
+
+def toml_of(sections: dict[str, dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for name, values in sections.items():
+        lines.append(f"[{name}]")
+        for key, value in values.items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value.items()) + " }"
+    raise TypeError(value)
+
+
+def merged(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    result = {name: dict(values) for name, values in base.items()}
+    for name, values in (extra or {}).items():
+        result.setdefault(name, {}).update(values)
+    return result
+
+
+class Process:
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.args = args
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            self.args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def signal(self, sig: int) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, sig)
+
+    def wait(self, timeout: float) -> int:
+        assert self.proc is not None
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with _suppress():
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with _suppress():
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+class Stack:
+    """A Redis, web processes and worker processes sharing it, with one configuration."""
+
+    def __init__(self, workdir: Path, config: dict[str, dict[str, Any]] | None = None, models: str = "") -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=True)
+        self.config_path = workdir / "server.toml"
+        self.config_path.write_text(toml_of(merged(TEST_CONFIG, config)))
+        self.models_path = workdir / "models.toml"
+        self.models_path.write_text(models)
+        self.servers: list[tuple[Process, str]] = []
+        self.workers: list[Process] = []
+
+    @property
+    def redis_url(self) -> str:
+        return self.redis.url
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_"))}
+        env.update(REDIS_URL=self.redis_url, IX_CONFIG=str(self.config_path), IX_MODELS=str(self.models_path))
+        env.update(extra)
+        return env
+
+    def start_redis(self) -> None:
+        self.redis.start()
+
+    def start_server(self, **env: str) -> str:
+        port = free_port()
+        index = len(self.servers)
+        proc = Process(
+            [sys.executable, "-m", "server"],
+            self.env(PORT=str(port), EMBEDDED_WORKER=env.pop("EMBEDDED_WORKER", "0"), **env),
+            self.workdir / f"web-{index}.log",
+        )
+        proc.start()
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, proc)
+        self.servers.append((proc, url))
+        return url
+
+    def start_worker(self, **env: str) -> Process:
+        index = len(self.workers)
+        proc = Process([sys.executable, "-m", "workers"], self.env(**env), self.workdir / f"worker-{index}.log")
+        proc.start()
+        deadline = time.monotonic() + 20
+        while "worker ready" not in proc.log():
+            if proc.proc is not None and proc.proc.poll() is not None:
+                raise RuntimeError("worker exited at start:\n" + proc.log())
+            if time.monotonic() > deadline:
+                raise RuntimeError("worker did not start:\n" + proc.log())
+            time.sleep(0.05)
+        self.workers.append(proc)
+        return proc
+
+    def stop(self) -> None:
+        for proc in self.workers:
+            proc.stop()
+        for proc, _url in self.servers:
+            proc.stop()
+        self.redis.stop()
+
+
+def _wait_ready(url: str, proc: Process, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.proc is not None and proc.proc.poll() is not None:
+            raise RuntimeError("server exited at start:\n" + proc.log())
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError("server did not become ready:\n" + proc.log())
+
+
+def new_key() -> str:
+    """A fresh API key: each test is its own tenant."""
+    return f"test-{uuid.uuid4().hex}"
+
+
+def tenant_of(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()[:32]
+
+
+def sdk(base_url: str, api_key: str, version: str | None = "v1beta") -> genai.Client:
+    options: dict[str, Any] = {"base_url": base_url}
+    if version is not None:
+        options["api_version"] = version
+    return genai.Client(api_key=api_key, http_options=options)
+
+
+async def tenant_keys(redis: aioredis.Redis, tenant: str) -> list[bytes]:
+    """Every Redis key of a tenant."""
+    return [key async for key in redis.scan_iter(match=f"ix:{{{tenant}}}:*")]
