@@ -58,7 +58,9 @@ def _toml_value(value: Any) -> str:
     raise TypeError(value)
 
 
-def merged(base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+def merged(
+    base: dict[str, dict[str, Any]], extra: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
     result = {name: dict(values) for name, values in base.items()}
     for name, values in (extra or {}).items():
         result.setdefault(name, {}).update(values)
@@ -118,7 +120,9 @@ class _suppress:
 class Stack:
     """A Redis, web processes and worker processes sharing it, with one configuration."""
 
-    def __init__(self, workdir: Path, config: dict[str, dict[str, Any]] | None = None, models: str = "") -> None:
+    def __init__(
+        self, workdir: Path, config: dict[str, dict[str, Any]] | None = None, models: str = ""
+    ) -> None:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=True)
@@ -158,7 +162,9 @@ class Stack:
 
     def start_worker(self, **env: str) -> Process:
         index = len(self.workers)
-        proc = Process([sys.executable, "-m", "workers"], self.env(**env), self.workdir / f"worker-{index}.log")
+        proc = Process(
+            [sys.executable, "-m", "workers"], self.env(**env), self.workdir / f"worker-{index}.log"
+        )
         proc.start()
         deadline = time.monotonic() + 20
         while "worker ready" not in proc.log():
@@ -170,9 +176,13 @@ class Stack:
         self.workers.append(proc)
         return proc
 
-    def stop(self) -> None:
+    def stop_workers(self) -> None:
         for proc in self.workers:
             proc.stop()
+        self.workers.clear()
+
+    def stop(self) -> None:
+        self.stop_workers()
         for proc, _url in self.servers:
             proc.stop()
         self.redis.stop()

@@ -173,7 +173,9 @@ async def test_chain_is_rebuilt_in_a_constant_number_of_round_trips(
     previous = None
     for i in range(40):
         previous = (
-            await client.aio.interactions.create(model="echo", input=f"turn {i}", previous_interaction_id=previous)
+            await client.aio.interactions.create(
+                model="echo", input=f"turn {i}", previous_interaction_id=previous
+            )
         ).id
 
     async def commands_for_one_turn(parent: str | None) -> int:
@@ -196,11 +198,17 @@ async def _collect(monitor: aioredis.client.Monitor, tenant: str, seen: list[str
     async for command in monitor.listen():
         text = command.get("command", "")
         # commands run inside a Lua script are reported from the "lua" client; they are not round trips
-        if tenant in text and command.get("client_type") != "lua" and "lua" not in str(command.get("client_address")):
+        if (
+            tenant in text
+            and command.get("client_type") != "lua"
+            and "lua" not in str(command.get("client_address"))
+        ):
             seen.append(text)
 
 
-async def test_nothing_is_stored_for_store_false(base_url: str, api_key: str, tenant: str, redis: aioredis.Redis) -> None:
+async def test_nothing_is_stored_for_store_false(
+    base_url: str, api_key: str, tenant: str, redis: aioredis.Redis
+) -> None:
     client = sdk(base_url, api_key)
     await client.aio.interactions.create(model="echo", input="stateless", store=False)
     assert await tenant_keys(redis, tenant) == []

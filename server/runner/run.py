@@ -69,7 +69,7 @@ class RunResult(msgspec.Struct, kw_only=True):
 
 
 class _State:
-    __slots__ = ("handle", "listener", "lock", "pending", "seq", "spec", "wake")
+    __slots__ = ("done", "handle", "listener", "lock", "pending", "seq", "spec", "wake")
 
     def __init__(self, spec: RunSpec, handle: RunHandle, listener: Listener | None) -> None:
         self.spec = spec
@@ -79,6 +79,7 @@ class _State:
         self.pending: list[tuple[int, bytes]] = []
         self.wake = asyncio.Event()
         self.lock = asyncio.Lock()
+        self.done = False
 
     def number(self, event: Event) -> tuple[int, bytes]:
         self.seq += 1
@@ -134,6 +135,7 @@ class Runner:
                 error = exc
                 status = st.FAILED
         finally:
+            state.done = True
             if keeper is not None:
                 keeper.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -172,9 +174,13 @@ class Runner:
     async def _keep(self, state: _State) -> None:
         """Flush events shortly after they are made, and renew the lease while none are."""
         interval = self.settings.flush_interval_ms / 1000
-        while True:
+        while not state.done:
+            # not asyncio.wait_for: on 3.11 it can swallow the cancellation that ends this task
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(state.wake.wait(), self.settings.heartbeat_seconds)
+                async with asyncio.timeout(self.settings.heartbeat_seconds):
+                    await state.wake.wait()
+            if state.done:
+                return
             if state.pending:
                 await asyncio.sleep(interval)
             state.wake.clear()

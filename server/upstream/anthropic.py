@@ -318,7 +318,11 @@ class AnthropicDecoder:
 
     def _thought(self, text: Any, raw_signature: Any) -> list[UpstreamEvent]:
         summary = text if isinstance(text, str) and text else None
-        signature = native.wrap(self.backend, raw_signature) if isinstance(raw_signature, str) else None
+        signature = (
+            native.wrap(self.backend, raw_signature)
+            if isinstance(raw_signature, str) and raw_signature
+            else None
+        )
         events = self.steps.thought(summary=summary, signature=signature, new=self._new_thought)
         if events:
             self._new_thought = False

@@ -415,7 +415,11 @@ class GeminiDecoder:
 
     def _part(self, part: dict[str, Any]) -> list[UpstreamEvent]:
         raw_signature = part.get("thoughtSignature")
-        signature = native.wrap(self.backend, raw_signature) if isinstance(raw_signature, str) else None
+        signature = (
+            native.wrap(self.backend, raw_signature)
+            if isinstance(raw_signature, str) and raw_signature
+            else None
+        )
         steps = self.steps
         if part.get("thought"):
             return steps.thought(summary=part.get("text"), signature=signature)

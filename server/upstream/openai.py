@@ -115,7 +115,7 @@ class _Messages:
             content = message.get("content")
             # plain strings where possible: many local servers take nothing else
             if isinstance(content, list) and all(p.get("type") == "text" for p in content):
-                message["content"] = "".join(p["text"] for p in content)
+                message["content"] = "\n".join(p["text"] for p in content)
         return self.items
 
 

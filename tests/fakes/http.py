@@ -100,7 +100,7 @@ class FakeServer:
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+        self._tasks.add(task)
         try:
             request = await self._read_request(reader)
             if request is None:
@@ -111,7 +111,7 @@ class FakeServer:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

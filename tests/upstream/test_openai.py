@@ -137,7 +137,7 @@ def test_body_messages_and_config() -> None:
     }
     assert messages[3] == {"role": "tool", "tool_call_id": "fc_1", "content": '{"temp":20}'}
     assert messages[4] == {"role": "assistant", "content": "Sunny."}
-    assert messages[5] == {"role": "user", "content": "thanksbye"}
+    assert messages[5] == {"role": "user", "content": "thanks\nbye"}
 
 
 def test_unanswered_call_and_orphan_result() -> None:
@@ -150,7 +150,7 @@ def test_unanswered_call_and_orphan_result() -> None:
     messages = build_body(request(history))["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "user"]
     assert messages[2]["tool_call_id"] == "c1"
-    assert messages[3]["content"] == "never mindResult of function g: late"
+    assert messages[3]["content"] == "never mind\nResult of function g: late"
 
 
 def test_openai_itself_gets_max_completion_tokens() -> None:

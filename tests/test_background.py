@@ -1,0 +1,273 @@
+"""Background interactions in worker processes: polling, cancel, races, lost workers, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis as sync_redis
+import redis.asyncio as aioredis
+from google import genai
+from google.genai._interactions import BadRequestError, NotFoundError
+
+from .sse import events, text_of
+from .support import Stack, new_key, sdk, tenant_keys, tenant_of
+from .waiting import until, until_async
+
+LONG = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
+
+
+def test_poll_until_completed(beta: genai.Client) -> None:
+    reply = beta.interactions.create(model="echo-slow", input="one two three four five", background=True)
+    assert reply.status in ("queued", "in_progress")
+    seen = {reply.status}
+
+    def finished() -> genai.types.Interaction | None:  # type: ignore[name-defined]
+        got = beta.interactions.get(reply.id)
+        seen.add(got.status)
+        return got if got.status == "completed" else None
+
+    done = until(finished, timeout=10)
+    assert "in_progress" in seen
+    assert done.output_text == "one two three four five"
+    assert [s.type for s in done.steps] == ["user_input", "model_output"]
+    assert done.usage.total_output_tokens == 5
+
+
+def test_cancel_keeps_the_partial_output(beta: genai.Client, http: httpx.Client) -> None:
+    reply = beta.interactions.create(model="echo-slow", input=LONG, background=True)
+    until(lambda: beta.interactions.get(reply.id).status == "in_progress")
+    # let some words come out (50 ms each)
+    with http.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+        for event in events(response):
+            if event["event_type"] == "step.delta" and event["delta"]["text"].startswith("w5"):
+                break
+    cancelled = beta.interactions.cancel(reply.id)
+    assert cancelled.status == "cancelled"
+    text = cancelled.output_text
+    assert LONG.startswith(text) and len(text.split()) >= 6
+    assert cancelled.usage.total_output_tokens == len(text.split())
+    # it stays that way, and the event log agrees with the record
+    again = beta.interactions.get(reply.id)
+    assert again.status == "cancelled" and again.output_text == text
+    with http.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+        replay = list(events(response))
+    assert replay[-1]["event_type"] == "interaction.completed"
+    assert replay[-1]["interaction"]["status"] == "cancelled"
+    assert text_of(replay) == text
+    # cancelling again returns it unchanged
+    assert beta.interactions.cancel(reply.id).output_text == text
+
+
+def test_delete_of_a_running_interaction_cancels_it(beta: genai.Client, http: httpx.Client) -> None:
+    reply = beta.interactions.create(model="echo-slow", input=LONG, background=True)
+    until(lambda: beta.interactions.get(reply.id).status == "in_progress")
+    beta.interactions.delete(reply.id)
+    with pytest.raises(NotFoundError):
+        beta.interactions.get(reply.id)
+
+
+async def test_deleted_running_interaction_leaves_nothing_behind(
+    base_url: str, api_key: str, tenant: str, redis: aioredis.Redis
+) -> None:
+    client = sdk(base_url, api_key)
+    reply = await client.aio.interactions.create(model="echo-slow", input=LONG, background=True)
+    await until_async(lambda: _status_is(client, reply.id, "in_progress"))
+    await client.aio.interactions.delete(reply.id)
+    await asyncio.sleep(1.0)  # the stopped run writes nothing after the delete
+    assert await tenant_keys(redis, tenant) == []
+    assert await redis.zscore("ix:running", f"{tenant}/{reply.id}") is None
+
+
+async def _status_is(client: genai.Client, interaction_id: str, status: str) -> bool:
+    return (await client.aio.interactions.get(interaction_id)).status == status
+
+
+async def test_cancel_against_completion_has_one_winner(
+    base_url: str, api_key: str, tenant: str, redis: aioredis.Redis
+) -> None:
+    """At least 200 races; whoever wins, the record and its event log say the same."""
+    client = sdk(base_url, api_key)
+    outcomes: dict[str, int] = {}
+    rng = random.Random(7)
+
+    async def race() -> None:
+        reply = await client.aio.interactions.create(model="echo-slow", input="a b c", background=True)
+        await asyncio.sleep(rng.uniform(0, 0.35))
+        try:
+            final = await client.aio.interactions.cancel(reply.id)
+            assert final.status == "cancelled"
+        except BadRequestError as exc:
+            assert "completed" in str(exc)
+        record = await client.aio.interactions.get(reply.id)
+        outcomes[record.status] = outcomes.get(record.status, 0) + 1
+        log = await redis.xrange(f"ix:{{{tenant}}}:{reply.id}:ev")
+        frames = [fields[b"e"] for _id, fields in log]
+        terminal = [f for f in frames if f.startswith((b"event: interaction.completed", b"event: error"))]
+        assert len(terminal) == 1
+        assert f'"status":"{record.status}"'.encode() in terminal[0]
+        if record.status == "completed":
+            assert record.output_text == "a b c"
+        else:
+            assert "a b c".startswith(record.output_text or "")
+
+    semaphore = asyncio.Semaphore(20)
+
+    async def bounded() -> None:
+        async with semaphore:
+            await race()
+
+    await asyncio.gather(*(bounded() for _ in range(200)))
+    assert sum(outcomes.values()) == 200
+    assert set(outcomes) == {"completed", "cancelled"}, outcomes
+
+
+def test_idempotency_key_returns_the_same_interaction(base_url: str, api_key: str) -> None:
+    headers = {"x-goog-api-key": api_key, "Idempotency-Key": "order-42"}
+    body = {"model": "echo-slow", "input": "one two", "background": True}
+    with httpx.Client(base_url=base_url, headers=headers, timeout=30) as http:
+        first = http.post("/v1beta/interactions", json=body).json()
+        second = http.post("/v1beta/interactions", json=body).json()
+        assert second["id"] == first["id"]
+        other = http.post("/v1beta/interactions", json={**body, "input": "something else"})
+        assert other.status_code == 400
+        assert "Idempotency-Key" in other.json()["error"]["message"]
+        done = until(lambda: _completed(http, first["id"]))
+        assert done["steps"][-1]["content"][0]["text"] == "one two"
+
+
+def _completed(http: httpx.Client, interaction_id: str) -> dict[str, object] | None:
+    got = http.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"}).json()
+    return got if got["status"] == "completed" else None
+
+
+# -- lost and stopped workers -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crash_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack of its own, whose workers the tests start, kill and stop."""
+    stack = Stack(Path(tmp_path_factory.mktemp("crash")), config={"runner": {"max_attempts": 2}})
+    stack.start_redis()
+    try:
+        stack.start_server()
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture
+def crash(crash_stack: Stack) -> Iterator[Stack]:
+    """The crash stack, with every worker a test started stopped after it."""
+    try:
+        yield crash_stack
+    finally:
+        crash_stack.stop_workers()
+
+
+def _running_words(http: httpx.Client, interaction_id: str, at_least: int) -> None:
+    with http.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
+        count = 0
+        for event in events(response):
+            if event["event_type"] == "step.delta":
+                count += 1
+                if count >= at_least:
+                    return
+
+
+def test_a_killed_worker_is_replaced_and_the_run_completes(crash: Stack) -> None:
+    url = crash.servers[0][1]
+    key = new_key()
+    client = sdk(url, key)
+    worker = crash.start_worker()
+    text = " ".join(f"k{i}" for i in range(40))  # 2 s
+    reply = client.interactions.create(model="echo-slow", input=text, background=True)
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        _running_words(http, reply.id, 5)
+        worker.signal(signal.SIGKILL)
+        worker.wait(5)
+        crash.start_worker()
+        done = until(lambda: _completed(http, reply.id), timeout=20)
+    assert done["steps"][-1]["content"][0]["text"] == text
+
+
+def test_a_run_whose_workers_keep_dying_fails_with_a_clear_error(crash: Stack) -> None:
+    url = crash.servers[0][1]
+    key = new_key()
+    client = sdk(url, key)
+    reply = client.interactions.create(model="echo-slow", input=LONG, background=True)
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        for attempt in (1, 2):
+            worker = crash.start_worker()
+            until(lambda n=attempt: _attempts(crash, key, reply.id) == n, timeout=20)  # type: ignore[misc]
+            worker.signal(signal.SIGKILL)
+            worker.wait(5)
+        # no attempts left: the reaper (in the web process) fails it, nobody has to run it
+        failed = until(lambda: _status(http, reply.id, "failed"), timeout=20)
+    assert "lost" in failed["errors"][0]["message"]
+    assert failed["errors"][0]["code"] == "worker_lost"
+
+
+def _attempts(stack: Stack, key: str, interaction_id: str) -> int:
+    with sync_redis.Redis.from_url(stack.redis_url) as client:
+        return int(client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "attempts") or 0)
+
+
+def _status(http: httpx.Client, interaction_id: str, status: str) -> dict[str, object] | None:
+    got = http.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"}).json()
+    return got if got["status"] == status else None
+
+
+def test_sigterm_finishes_short_runs_and_hands_long_ones_back(crash: Stack) -> None:
+    url = crash.servers[0][1]
+    key = new_key()
+    client = sdk(url, key)
+    worker = crash.start_worker()
+    short = client.interactions.create(model="echo-slow", input="s1 s2 s3 s4 s5 s6 s7 s8", background=True)
+    long_text = " ".join(f"l{i}" for i in range(120))  # 6 s: longer than the 3 s grace
+    long = client.interactions.create(model="echo-slow", input=long_text, background=True)
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        _running_words(http, long.id, 2)
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(15) == 0
+        # the short one finished during the grace period; the long one went back to the queue
+        assert _completed(http, short.id)
+        assert http.get(f"/v1beta/interactions/{long.id}", params={"stream": "false"}).json()["status"] in (
+            "in_progress",
+            "queued",
+        )
+        crash.start_worker()
+        done = until(lambda: _completed(http, long.id), timeout=30)
+    assert done["steps"][-1]["content"][0]["text"] == long_text
+
+
+async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:
+    """arq delivers at least once: a job whose interaction is finished, or was handed to a newer job,
+    returns at once."""
+    url = crash.servers[0][1]
+    key = new_key()
+    tenant = tenant_of(key)
+    client = sdk(url, key)
+    crash.start_worker()
+    reply = await client.aio.interactions.create(model="echo", input="only once", background=True)
+    await until_async(lambda: _status_is(client, reply.id, "completed"))
+    redis = aioredis.Redis.from_url(crash.redis_url)
+    try:
+        from arq.connections import ArqRedis
+
+        from server.runtime import job_serializer
+
+        arq = ArqRedis(connection_pool=redis.connection_pool, job_serializer=job_serializer)
+        await arq.enqueue_job("run_interaction", tenant, reply.id, 0, _queue_name="ix:queue", _job_id="again")
+        await asyncio.sleep(1.0)
+        attempts = await redis.hget(f"ix:{{{tenant}}}:{reply.id}", "attempts")
+        assert attempts == b"1"
+        log = await redis.xrange(f"ix:{{{tenant}}}:{reply.id}:ev")
+        assert sum(1 for _id, f in log if f[b"e"].startswith(b"event: interaction.completed")) == 1
+    finally:
+        await redis.aclose()

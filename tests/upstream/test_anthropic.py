@@ -1,0 +1,310 @@
+"""Anthropic: request bodies, the event decoder on raw bytes, and the backend over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import msgspec
+import pytest
+
+from server.protocol.codec import InvalidArgument, convert
+from server.protocol.content import AudioContent, DocumentContent, ImageContent, TextContent
+from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from server.protocol.interaction import InteractionConfig
+from server.protocol.steps import (
+    FunctionCallStep,
+    FunctionResultStep,
+    ModelOutputStep,
+    Step,
+    ThoughtStep,
+    UserInputStep,
+)
+from server.settings import ModelRoute
+from server.upstream import native
+from server.upstream.anthropic import AnthropicBackend, AnthropicDecoder, build_body
+from server.upstream.base import (
+    Finished,
+    StepDelta,
+    StepStarted,
+    UpstreamError,
+    UpstreamEvent,
+    UpstreamRequest,
+    UsageReported,
+)
+from server.upstream.gemini import GeminiDecoder
+from tests.fakes.anthropic import (
+    anthropic_error,
+    anthropic_error_event_script,
+    anthropic_text_script,
+    anthropic_thinking_script,
+    anthropic_tool_use_script,
+    event,
+    message_end,
+    message_start,
+    text_block,
+)
+from tests.fakes.gemini import gemini_function_call_script
+from tests.fakes.http import FakeServer, drain
+
+KEY_ENV = "IX_TEST_ANTHROPIC_KEY"
+
+
+def request(history: list[Step], model: str = "claude-test", **config: Any) -> UpstreamRequest:
+    return UpstreamRequest(
+        model=model, upstream_model=model, history=history, config=convert(config, InteractionConfig)
+    )
+
+
+def user(text: str) -> UserInputStep:
+    return UserInputStep(content=[TextContent(text=text)])
+
+
+def decode(raw: bytes) -> list[UpstreamEvent]:
+    decoder = AnthropicDecoder()
+    return decoder.feed_bytes(raw) + decoder.close()
+
+
+def deltas(events: list[UpstreamEvent]) -> list[Any]:
+    return [e.delta for e in events if isinstance(e, StepDelta)]
+
+
+def raw_of(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(event(e) for e in events)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Request body
+
+
+def test_body_defaults_system_media_and_alternation() -> None:
+    history: list[Step] = [
+        UserInputStep(
+            content=[
+                TextContent(text="read these"),
+                ImageContent(data="aW1n", mime_type="image/jpeg"),
+                ImageContent(uri="https://x/y.png"),
+                DocumentContent(data="cGRm", mime_type="application/pdf"),
+                DocumentContent(data="aGVsbG8=", mime_type="text/plain"),
+            ]
+        ),
+        user("second input in a row"),
+        ModelOutputStep(content=[TextContent(text="Done.")]),
+    ]
+    body = build_body(request(history, system_instruction="Be kind.", generation_config={"temperature": 0.3}))
+    assert body["max_tokens"] == 4096 and body["stream"] is True and body["system"] == "Be kind."
+    assert body["temperature"] == 0.3
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
+    assert body["messages"][0]["content"] == [
+        {"type": "text", "text": "read these"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "aW1n"}},
+        {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}},
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "cGRm"}},
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "hello"}},
+        {"type": "text", "text": "second input in a row"},
+    ]
+
+
+def test_thinking_budget_and_sampling() -> None:
+    body = build_body(request([user("x")], generation_config={"thinking_level": "high", "temperature": 0.1}))
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 16384}
+    assert body["max_tokens"] > 16384 and "temperature" not in body
+    capped = build_body(
+        request([user("x")], generation_config={"thinking_level": "high", "max_output_tokens": 2000})
+    )
+    assert capped["thinking"]["budget_tokens"] == 1999 and capped["max_tokens"] == 2000
+
+
+def test_replay_keeps_only_anthropic_thinking_and_pairs_tool_ids() -> None:
+    own = native.wrap("anthropic", "sig-1")
+    history: list[Step] = [
+        user("weather?"),
+        ThoughtStep(signature=native.wrap("gemini", "g"), summary=[TextContent(text="gemini thinks")]),
+        ThoughtStep(signature=own, summary=[TextContent(text="I should call")]),
+        ThoughtStep(signature=native.wrap("anthropic", {"redacted": "opaque"})),
+        ThoughtStep(summary=[TextContent(text="unsigned")]),
+        FunctionCallStep(id="call_1", name="weather", arguments={"city": "Paris"}),
+        FunctionResultStep(call_id="call_1", result=[TextContent(text="20C")], is_error=False),
+    ]
+    body = build_body(request(history, generation_config={"thinking_level": "low"}))
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "I should call", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}},
+        ],
+    }
+    assert body["messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "20C"}],
+    }
+    assert "thinking" in body  # the tool turn starts with a thinking block: thinking can stay on
+
+
+def test_gemini_call_replayed_to_anthropic() -> None:
+    """A chain hop: Gemini's call (its id is ours) continues on Anthropic; Gemini's signature stays behind."""
+    decoder = GeminiDecoder()
+    raw = b"".join(gemini_function_call_script("weather", {"city": "Oslo"}).chunks or [])
+    events = decoder.feed_bytes(raw) + decoder.close()
+    steps = [e.step for e in events if isinstance(e, StepStarted)]
+    thought, call = steps
+    assert isinstance(thought, ThoughtStep) and isinstance(call, FunctionCallStep)
+    signature = next(d.signature for d in deltas(events) if isinstance(d, ThoughtSignatureDelta))
+    thought = ThoughtStep(signature=signature)
+    call = FunctionCallStep(id=call.id, name=call.name, arguments={"city": "Oslo"})
+    result = FunctionResultStep(call_id=call.id, result={"temp": -3})  # no name, as clients often send
+    body = build_body(
+        request(
+            [user("weather in Oslo?"), thought, call, result], generation_config={"thinking_level": "low"}
+        )
+    )
+    assistant, tool_turn = body["messages"][1], body["messages"][2]
+    assert assistant["content"] == [
+        {"type": "tool_use", "id": call.id, "name": "weather", "input": {"city": "Oslo"}}
+    ]
+    assert tool_turn["content"][0]["tool_use_id"] == call.id
+    # thinking would be rejected for a tool turn made without it
+    assert "thinking" not in body
+
+
+def test_json_output_goes_into_the_system_prompt() -> None:
+    body = build_body(request([user("x")], response_format={"type": "object"}))
+    assert "JSON" in body["system"] and '{"type":"object"}' in body["system"]
+
+
+def test_check_rejects_builtin_tools_and_audio() -> None:
+    backend = AnthropicBackend(ModelRoute(match="*", backend="anthropic"))
+    with pytest.raises(InvalidArgument) as caught:
+        backend.check(request([user("x")], tools=[{"type": "google_search"}]))
+    assert caught.value.field == "tools[0]"
+    assert "google_search" in caught.value.message and "anthropic" in caught.value.message
+    with pytest.raises(InvalidArgument, match="audio"):
+        backend.check(request([UserInputStep(content=[AudioContent(data="YQ==", mime_type="audio/wav")])]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Decoder
+
+
+def test_decode_text() -> None:
+    events = decode(b"".join(anthropic_text_script("Hello big world").chunks or []))
+    assert "".join(d.text for d in deltas(events) if isinstance(d, TextDelta)) == "Hello big world"
+    assert events[-1] == Finished(status="completed")
+
+
+def test_decode_thinking_signature_and_redacted() -> None:
+    events = decode(b"".join(anthropic_thinking_script("Hmm.", "sig-xyz", "42").chunks or []))
+    started = [type(e.step).__name__ for e in events if isinstance(e, StepStarted)]
+    assert started == ["ThoughtStep", "ThoughtStep", "ModelOutputStep"]
+    summary, signature, redacted = deltas(events)[:3]
+    assert summary == ThoughtSummaryDelta(content=TextContent(text="Hmm."))
+    assert native.unwrap(signature.signature) == ("anthropic", "sig-xyz")
+    assert native.unwrap(redacted.signature) == ("anthropic", {"redacted": "cmVkYWN0ZWQ="})
+
+
+def test_decode_tool_use_and_cache_usage() -> None:
+    events = decode(
+        b"".join(anthropic_tool_use_script("weather", ('{"city"', ': "Paris"}'), "toolu_1").chunks or [])
+    )
+    call = [e.step for e in events if isinstance(e, StepStarted)][1]
+    assert call == FunctionCallStep(id="toolu_1", name="weather", arguments={})
+    fragments = [d.arguments for d in deltas(events) if isinstance(d, ArgumentsDelta)]
+    assert msgspec.json.decode("".join(fragments)) == {"city": "Paris"}
+    usage = [e.usage for e in events if isinstance(e, UsageReported)][-1]
+    assert (usage.total_input_tokens, usage.total_cached_tokens, usage.total_output_tokens) == (170, 100, 30)
+    assert usage.total_tokens == 200
+    assert events[-1] == Finished(status="requires_action")
+
+
+@pytest.mark.parametrize(("reason", "status"), [("max_tokens", "incomplete"), ("refusal", "failed")])
+def test_decode_stop_reasons(reason: str, status: str) -> None:
+    finished = decode(raw_of([message_start(), *text_block(0, "x"), *message_end(reason)]))[-1]
+    assert isinstance(finished, Finished) and finished.status == status
+
+
+def test_decode_error_event_after_200() -> None:
+    with pytest.raises(UpstreamError) as caught:
+        decode(b"".join(anthropic_error_event_script("overloaded_error", "Overloaded").chunks or []))
+    error = caught.value
+    assert error.status == 529 and error.retryable and "overloaded_error" in error.message
+    with pytest.raises(UpstreamError) as caught:
+        decode(raw_of([message_start(), *text_block(0, "cut")]))  # no message_delta: truncated
+    assert caught.value.status == 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Over real HTTP
+
+
+@pytest.fixture
+async def fake() -> Any:
+    async with FakeServer() as server:
+        yield server
+
+
+def backend_for(server: FakeServer, **route: Any) -> AnthropicBackend:
+    return AnthropicBackend(
+        ModelRoute(match="*", backend="anthropic", base_url=server.base_url, api_key_env=KEY_ENV, **route)
+    )
+
+
+async def test_stream_over_http(fake: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "ak-test")
+    fake.add(anthropic_thinking_script(chunk_delay=0.01))
+    backend = backend_for(fake)
+    try:
+        events = await drain(
+            backend.stream(request([user("hi")], generation_config={"max_output_tokens": 50}))
+        )
+    finally:
+        await backend.aclose()
+    assert events[-1] == Finished(status="completed")
+    sent = fake.requests[0]
+    assert sent.path == "/v1/messages"
+    assert sent.headers["x-api-key"] == "ak-test" and sent.headers["anthropic-version"] == "2023-06-01"
+    body = sent.json()
+    assert body["max_tokens"] == 50 and body["stream"] is True and body["model"] == "claude-test"
+
+
+async def test_529_before_stream_and_error_event_after_200(fake: FakeServer) -> None:
+    fake.add(
+        anthropic_error(529, "overloaded_error", "Overloaded", {"retry-after": "3"}),
+        anthropic_error_event_script(),
+    )
+    backend = backend_for(fake)
+    try:
+        with pytest.raises(UpstreamError) as caught:
+            await drain(backend.stream(request([user("x")])))
+        assert (caught.value.status, caught.value.retry_after, caught.value.message) == (
+            529,
+            3.0,
+            "Overloaded",
+        )
+        with pytest.raises(UpstreamError) as caught:
+            await drain(backend.stream(request([user("x")])))
+        assert caught.value.status == 529 and caught.value.backend == "anthropic"
+    finally:
+        await backend.aclose()
+
+
+async def test_cancel_closes_the_connection(fake: FakeServer) -> None:
+    fake.add(anthropic_text_script(" ".join(f"w{i}" for i in range(40)), chunk_delay=0.1))
+    backend = backend_for(fake)
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in backend.stream(request([user("hi")])):
+            first.set()
+
+    task = asyncio.create_task(consume())
+    try:
+        await asyncio.wait_for(first.wait(), 5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(fake.disconnected.wait(), 5)
+    finally:
+        await backend.aclose()
+    assert fake.completed == 0
