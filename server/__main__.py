@@ -26,7 +26,7 @@ def banner(host: str, port: int, redis_url: str, embedded: bool) -> str:
         "",
         "Try it:",
         f"  curl -s {base}/v1beta/interactions -H 'x-goog-api-key: any-key' \\",
-        "       -H 'content-type: application/json' -d '{\"model\": \"echo\", \"input\": \"Hello there\"}'",
+        '       -H \'content-type: application/json\' -d \'{"model": "echo", "input": "Hello there"}\'',
         "",
         "  from google import genai",
         f"  client = genai.Client(api_key='any-key', http_options={{'base_url': '{base}'}})",
@@ -46,7 +46,10 @@ def main() -> int:
         os.environ["REDIS_URL"] = redis_process.url
         os.environ.setdefault("EMBEDDED_WORKER", "1")
     settings = settings_module.load()
-    print(banner(settings.http.host, settings.http.port, settings.redis_url, redis_process is not None), flush=True)
+    print(
+        banner(settings.http.host, settings.http.port, settings.redis_url, redis_process is not None),
+        flush=True,
+    )
     try:
         Granian(
             "server.app:create_app",

@@ -15,7 +15,7 @@ import msgspec
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 
 
-class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, frozen=True):
+class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     pass
 
 
@@ -93,13 +93,13 @@ class ModelRoute(Section):
 
 
 class ServerToml(Section):
-    http: HttpSettings = HttpSettings()
-    auth: AuthSettings = AuthSettings()
-    store: StoreSettings = StoreSettings()
-    runner: RunnerSettings = RunnerSettings()
-    worker: WorkerSettings = WorkerSettings()
-    upstream_retry: UpstreamRetrySettings = UpstreamRetrySettings()
-    echo: EchoSettings = EchoSettings()
+    http: HttpSettings = msgspec.field(default_factory=HttpSettings)
+    auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
+    store: StoreSettings = msgspec.field(default_factory=StoreSettings)
+    runner: RunnerSettings = msgspec.field(default_factory=RunnerSettings)
+    worker: WorkerSettings = msgspec.field(default_factory=WorkerSettings)
+    upstream_retry: UpstreamRetrySettings = msgspec.field(default_factory=UpstreamRetrySettings)
+    echo: EchoSettings = msgspec.field(default_factory=EchoSettings)
 
 
 class ModelsToml(Section):
@@ -122,8 +122,16 @@ def load(environ: dict[str, str] | None = None) -> Settings:
     env = dict(os.environ if environ is None else environ)
     server_path = Path(env.get("IX_CONFIG") or CONFIG_DIR / "server.toml")
     models_path = Path(env.get("IX_MODELS") or CONFIG_DIR / "models.toml")
-    server = msgspec.toml.decode(server_path.read_bytes(), type=ServerToml) if server_path.exists() else ServerToml()
-    models = msgspec.toml.decode(models_path.read_bytes(), type=ModelsToml) if models_path.exists() else ModelsToml()
+    server = (
+        msgspec.toml.decode(server_path.read_bytes(), type=ServerToml)
+        if server_path.exists()
+        else ServerToml()
+    )
+    models = (
+        msgspec.toml.decode(models_path.read_bytes(), type=ModelsToml)
+        if models_path.exists()
+        else ModelsToml()
+    )
     http, worker = server.http, server.worker
     if "HOST" in env:
         http = msgspec.structs.replace(http, host=env["HOST"])

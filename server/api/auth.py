@@ -38,12 +38,9 @@ class Authenticator:
 
 def _key_of(request: Request[Any, Any, Any]) -> str | None:
     headers = request.headers
-    key = headers.get("x-goog-api-key")
+    key = headers.get("x-goog-api-key") or request.query_params.get("key")
     if key:
-        return key.strip()
-    key = request.query_params.get("key")
-    if key:
-        return key.strip()
+        return str(key).strip()
     authorization = headers.get("authorization", "")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() == "bearer" and token.strip():

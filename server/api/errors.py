@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -90,10 +91,13 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
         api = upstream_error(exc)
         return error_response(api.status_code, api.message, api.headers)
     if isinstance(exc, HTTPException):
-        message = exc.detail if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
+        message = (
+            exc.detail if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
+        )
         return error_response(exc.status_code, str(message), dict(exc.headers or {}))
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return error_response(500, "Internal error")
 
 
-EXCEPTION_HANDLERS: dict[type[Exception], Any] = {Exception: handle}
+ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
+EXCEPTION_HANDLERS: dict[int | type[Exception], ExceptionHandler] = {Exception: handle}

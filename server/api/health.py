@@ -22,7 +22,9 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
         async with asyncio.timeout(2):
             await state.redis.ping()
     except Exception:
-        return Response(content=b'{"status":"redis unreachable"}', status_code=503, media_type="application/json")
+        return Response(
+            content=b'{"status":"redis unreachable"}', status_code=503, media_type="application/json"
+        )
     return Response(content=b'{"status":"ready"}', media_type="application/json")
 
 

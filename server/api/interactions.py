@@ -14,7 +14,7 @@ from litestar.response import Stream
 from ..protocol.codec import InvalidArgument, decode_create, json_encoder
 from ..runner import render
 from ..runner.run import RunResult
-from ..runner.service import Queued, Started
+from ..runner.service import Queued
 from .errors import ApiError, upstream_error
 from .state import AppState
 from .streams import run_frames, sse_response

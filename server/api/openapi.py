@@ -33,14 +33,21 @@ def _schema_hook(tp: type[Any]) -> dict[str, Any]:
 def build() -> bytes:
     members = [cls for union in _OPEN_UNIONS for cls in union.known.values()]
     schemas, components = msgspec.json.schema_components(
-        [CreateRequest, Interaction, ErrorBody, AnyEvent, *members], ref_template=_REF, schema_hook=_schema_hook
+        [CreateRequest, Interaction, ErrorBody, AnyEvent, *members],
+        ref_template=_REF,
+        schema_hook=_schema_hook,
     )
     create, interaction, error, event = schemas[:4]
     json_reply = {"200": {"content": {"application/json": {"schema": interaction}}}}
     errors = {"4XX": {"description": "Error", "content": {"application/json": {"schema": error}}}}
     stream = {"text/event-stream": {"schema": event}}
     item_params = [
-        {"name": "version", "in": "path", "required": True, "schema": {"type": "string", "example": "v1beta"}},
+        {
+            "name": "version",
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", "example": "v1beta"},
+        },
         {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
     ]
     document = {
@@ -75,11 +82,18 @@ def build() -> bytes:
                 "delete": {
                     "operationId": "deleteInteraction",
                     "parameters": item_params,
-                    "responses": {"200": {"content": {"application/json": {"schema": {"type": "object"}}}}, **errors},
+                    "responses": {
+                        "200": {"content": {"application/json": {"schema": {"type": "object"}}}},
+                        **errors,
+                    },
                 },
             },
             "/{version}/interactions/{id}/cancel": {
-                "post": {"operationId": "cancelInteractionById", "parameters": item_params, "responses": {**json_reply, **errors}}
+                "post": {
+                    "operationId": "cancelInteractionById",
+                    "parameters": item_params,
+                    "responses": {**json_reply, **errors},
+                }
             },
         },
         "components": {"schemas": components},

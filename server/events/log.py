@@ -145,7 +145,9 @@ def synthesize(record: Record) -> list[bytes]:
     ]
     for index, step in enumerate(interaction.steps or []):
         events += _step_events(index, step)
-    events.append(InteractionStatusUpdate(interaction_id=record.id, status=record.status, usage=interaction.usage))
+    events.append(
+        InteractionStatusUpdate(interaction_id=record.id, status=record.status, usage=interaction.usage)
+    )
     if record.status == st.FAILED:
         errors = interaction.errors or [ErrorInfo(code="failed", message="The interaction failed")]
         events.append(ErrorEvent(error=errors[0]))
@@ -168,7 +170,9 @@ def _step_events(index: int, step: Step) -> list[Event]:
                 deltas.append(TextDelta(text=item.text))
             else:
                 # a media item and its delta share `type` and fields
-                deltas.append(msgspec.convert(msgspec.to_builtins(item, enc_hook=enc_hook), Delta, dec_hook=dec_hook))
+                deltas.append(
+                    msgspec.convert(msgspec.to_builtins(item, enc_hook=enc_hook), Delta, dec_hook=dec_hook)
+                )
     elif isinstance(step, ThoughtStep):
         skeleton = ThoughtStep()
         for item in step.summary or []:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any, TypeVar
 
 import msgspec
@@ -107,7 +106,7 @@ def _is_step(item: Any, field: str) -> bool:
     kind = item.get("type")
     if kind is None and "role" in item:
         raise InvalidArgument(
-            "Role-based turns are the legacy schema; send steps such as {\"type\": \"user_input\", ...}",
+            'Role-based turns are the legacy schema; send steps such as {"type": "user_input", ...}',
             f"{field}.role",
         )
     if not isinstance(kind, str):
@@ -124,9 +123,14 @@ def _wrap_contents(items: list[Any], field: str) -> Step:
 # Unknown fields
 
 
-@functools.cache
+_INFO: dict[Any, mi.Type] = {}
+
+
 def _info(tp: Any) -> mi.Type:
-    return mi.type_info(tp)
+    info = _INFO.get(tp)
+    if info is None:
+        info = _INFO[tp] = mi.type_info(tp)
+    return info
 
 
 def find_unknown_fields(raw: Any, tp: Any) -> list[tuple[str, str]]:
@@ -180,14 +184,16 @@ def _unknown_in_input(raw: Any) -> list[tuple[str, str]]:
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
-        member = Step.known.get(item.get("type")) or Content.known.get(item.get("type"))
+        kind = str(item.get("type"))
+        member = Step.known.get(kind) or Content.known.get(kind)
         if member is not None:
             _walk(item, _info(member), f"input[{i}]" if isinstance(raw, list) else "input", found)
     return found
 
 
 def warnings_of(unknown: list[tuple[str, str]]) -> list[str]:
-    """At most MAX_NAMES_PER_OBJECT names per object and MAX_WARNINGS entries, cut lists ending in "+N more"."""
+    """At most MAX_NAMES_PER_OBJECT names per object and MAX_WARNINGS entries overall; a cut list ends
+    in a "+N more" entry."""
     if not unknown:
         return []
     by_object: dict[str, list[str]] = {}
@@ -196,7 +202,9 @@ def warnings_of(unknown: list[tuple[str, str]]) -> list[str]:
     entries: list[str] = []
     for path, names in by_object.items():
         for name in names[:MAX_NAMES_PER_OBJECT]:
-            entries.append(f"Unknown field ignored: {path}.{name}" if path else f"Unknown field ignored: {name}")
+            entries.append(
+                f"Unknown field ignored: {path}.{name}" if path else f"Unknown field ignored: {name}"
+            )
         if len(names) > MAX_NAMES_PER_OBJECT:
             where = path or "the request"
             entries.append(f"+{len(names) - MAX_NAMES_PER_OBJECT} more unknown fields in {where}")

@@ -48,4 +48,12 @@ class ErrorEvent(Event, tag="error", kw_only=True):
     error: ErrorInfo
 
 
-AnyEvent = InteractionCreated | InteractionStatusUpdate | StepStart | StepDelta | StepStop | InteractionCompleted | ErrorEvent
+AnyEvent = (
+    InteractionCreated
+    | InteractionStatusUpdate
+    | StepStart
+    | StepDelta
+    | StepStop
+    | InteractionCompleted
+    | ErrorEvent
+)

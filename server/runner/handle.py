@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from typing import Any, Final
 
 #: the interaction was cancelled through the API (its status is already `cancelled`)
 CANCELLED: Final = "cancelled"
@@ -19,7 +19,7 @@ class RunHandle:
     def __init__(self, member: str | None) -> None:
         self.member = member
         self.reason: str | None = None
-        self.task: asyncio.Task[object] | None = None
+        self.task: asyncio.Task[Any] | None = None
 
     def stop(self, reason: str) -> bool:
         """Cancel the run's task (which closes its upstream connection) and remember why; once."""

@@ -23,7 +23,7 @@ class RunRegistry:
 
     def start(self, handle: RunHandle, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(coro)
-        handle.task = task  # type: ignore[assignment]
+        handle.task = task
         if handle.member is not None:
             member = handle.member
             self.runs[member] = handle

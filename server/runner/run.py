@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Final
 
 import msgspec
@@ -150,7 +150,7 @@ class Runner:
 
     # -- upstream --------------------------------------------------------------------------------------
 
-    async def _upstream(self, spec: RunSpec) -> AsyncIterator[UpstreamEvent]:
+    async def _upstream(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
         """The backend's events; a background run retries a failure that came before any output."""
         attempt = 0
         while True:
@@ -281,5 +281,3 @@ def _error_code(error: UpstreamError | None) -> str:
     if error.timeout:
         return "upstream_timeout"
     return f"upstream_{error.status}" if error.status else "upstream_unavailable"
-
-

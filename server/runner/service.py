@@ -24,7 +24,7 @@ from ..settings import Settings
 from ..store import keys
 from ..store.records import Output, Record, StoredConfig
 from ..store.repository import NotFound, Repository
-from ..upstream.base import UpstreamRequest
+from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from . import handle as reasons
 from . import render
@@ -102,7 +102,8 @@ class InteractionService:
         if not request.store:
             if request.previous_interaction_id:
                 raise InvalidArgument(
-                    "`store=false` cannot be combined with `previous_interaction_id`", "previous_interaction_id"
+                    "`store=false` cannot be combined with `previous_interaction_id`",
+                    "previous_interaction_id",
                 )
             if request.background:
                 raise InvalidArgument("`store=false` cannot be combined with `background=true`", "background")
@@ -115,7 +116,12 @@ class InteractionService:
             )
             backend.check(upstream)
             spec = RunSpec(
-                tenant=None, interaction_id=None, created=created, config=stored, request=upstream, backend=backend
+                tenant=None,
+                interaction_id=None,
+                created=created,
+                config=stored,
+                request=upstream,
+                backend=backend,
             )
             return self._start(spec, request.stream, stateless=True)
 
@@ -152,7 +158,9 @@ class InteractionService:
         try:
             backend.check(upstream)
         except InvalidArgument as exc:
-            await self._fail_unstarted(tenant, interaction_id, str(exc), fence=None if request.background else 1)
+            await self._fail_unstarted(
+                tenant, interaction_id, str(exc), fence=None if request.background else 1
+            )
             raise
         if request.background:
             await self.enqueue(tenant, interaction_id, 0)
@@ -180,7 +188,7 @@ class InteractionService:
         )
         return self._start(spec, request.stream, stateless=False)
 
-    def _route(self, config: InteractionConfig) -> tuple[object, str]:
+    def _route(self, config: InteractionConfig) -> tuple[Backend, str]:
         if config.model and config.agent:
             raise InvalidArgument("Give either `model` or `agent`, not both", "agent")
         if config.model:
@@ -190,7 +198,9 @@ class InteractionService:
         raise InvalidArgument("`model` (or `agent`) is required", "model")
 
     def _start(self, spec: RunSpec, stream: bool, *, stateless: bool) -> Started:
-        member = keys.member(spec.tenant, spec.interaction_id) if spec.tenant and spec.interaction_id else None
+        member = (
+            keys.member(spec.tenant, spec.interaction_id) if spec.tenant and spec.interaction_id else None
+        )
         handle = RunHandle(member)
         listener: Listener | None = asyncio.Queue() if stream else None
         runner = self.stateless_runner if stateless else self.runner
@@ -217,7 +227,9 @@ class InteractionService:
             return Queued(interaction=render.from_record(record, full_timeline=False), tenant=tenant)
         raise NotFound(known_id)
 
-    async def _fail_unstarted(self, tenant: str, interaction_id: str, message: str, fence: int | None) -> None:
+    async def _fail_unstarted(
+        self, tenant: str, interaction_id: str, message: str, fence: int | None
+    ) -> None:
         """A stored interaction that cannot run at all (the backend refused the request)."""
         await self.repository.finish(
             tenant,
@@ -311,7 +323,11 @@ class InteractionService:
         claim = await self.repository.claim(tenant, interaction_id, queued_fence)
         if claim.outcome == "exhausted":
             await self.settle_without_run(
-                tenant, interaction_id, st.IN_PROGRESS, st.FAILED, ErrorInfo(code="worker_lost", message=LOST_WORKER)
+                tenant,
+                interaction_id,
+                st.IN_PROGRESS,
+                st.FAILED,
+                ErrorInfo(code="worker_lost", message=LOST_WORKER),
             )
             return
         if claim.outcome != "ok":
@@ -343,7 +359,7 @@ class InteractionService:
                 history=[*history, *record.input_steps],
                 config=config,
             ),
-            backend=backend,  # type: ignore[arg-type]
+            backend=backend,
         )
         handle = RunHandle(keys.member(tenant, interaction_id))
         task = self.registry.start(handle, self.runner.run(spec, handle))

@@ -22,7 +22,7 @@ from ..protocol.steps import (
 )
 from ..upstream import base as up
 
-_MEDIA = {
+_MEDIA: dict[type, type] = {
     d.ImageDelta: ImageContent,
     d.AudioDelta: AudioContent,
     d.VideoDelta: VideoContent,
@@ -74,10 +74,14 @@ class TurnBuilder:
     def final_status(self) -> str:
         if self.status is not None:
             return self.status
-        return st.REQUIRES_ACTION if any(isinstance(s, FunctionCallStep) for s in self.steps) else st.COMPLETED
+        return (
+            st.REQUIRES_ACTION if any(isinstance(s, FunctionCallStep) for s in self.steps) else st.COMPLETED
+        )
 
     def _start(self, skeleton: Step) -> list[Event]:
-        self.steps.append(msgspec.structs.replace(skeleton) if isinstance(skeleton, msgspec.Struct) else skeleton)
+        self.steps.append(
+            msgspec.structs.replace(skeleton) if isinstance(skeleton, msgspec.Struct) else skeleton
+        )
         self._open = True
         return [StepStart(index=len(self.steps) - 1, step=skeleton)]
 
@@ -106,7 +110,8 @@ class TurnBuilder:
                 text.annotations = [*(text.annotations or []), *delta.annotations]
         elif type(delta) in _MEDIA and isinstance(step, ModelOutputStep):
             media = _MEDIA[type(delta)]
-            fields = {f: getattr(delta, f) for f in media.__struct_fields__ if hasattr(delta, f)}
+            names = [f.name for f in msgspec.structs.fields(media)]
+            fields = {n: getattr(delta, n) for n in names if hasattr(delta, n)}
             step.content = [*step.content, media(**fields)]
         elif isinstance(delta, msgspec.Struct):
             # tool call / result deltas carry the step's own fields

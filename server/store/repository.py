@@ -80,6 +80,8 @@ _RECORD_FIELDS = (
 class Repository:
     def __init__(self, redis: Redis, store: StoreSettings, runner: RunnerSettings) -> None:
         self.redis = redis
+        # redis-py types hash and list commands as "sync or async"; on this client they are awaitables
+        self._commands: Any = redis
         self.scripts = Scripts(redis)
         self.store = store
         self.runner = runner
@@ -163,7 +165,7 @@ class Repository:
         return history
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
-        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
+        values = await self._commands.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
         status, created, updated, prev, bg, log, seq, cfg, inp, out = values
         if status is None or cfg is None:
             raise NotFound(interaction_id)
@@ -183,10 +185,10 @@ class Repository:
 
     async def replace_input(self, tenant: str, interaction_id: str, input_steps: list[Step]) -> None:
         """This turn's input steps, completed from the chain (a second write, only when needed)."""
-        await self.redis.hset(keys.interaction(tenant, interaction_id), Field.INPUT, encode(input_steps))
+        await self._commands.hset(keys.interaction(tenant, interaction_id), Field.INPUT, encode(input_steps))
 
     async def status(self, tenant: str, interaction_id: str) -> str | None:
-        value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
+        value = await self._commands.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
         return _str(value) if value is not None else None
 
     async def delete(self, tenant: str, interaction_id: str) -> bool:
@@ -228,7 +230,11 @@ class Repository:
         for seq, payload in events:
             args += [seq, payload]
         result = await self.scripts.append(
-            keys=[keys.interaction(tenant, interaction_id), keys.events(tenant, interaction_id), keys.RUNNING],
+            keys=[
+                keys.interaction(tenant, interaction_id),
+                keys.events(tenant, interaction_id),
+                keys.RUNNING,
+            ],
             args=args,
         )
         return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
@@ -283,9 +289,10 @@ class Repository:
         )
         return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
 
-    async def wait_cancel_ack(self, redis: Redis, tenant: str, interaction_id: str, timeout: float) -> bool:
+    async def wait_cancel_ack(self, redis: Redis, tenant: str, interaction_id: str, seconds: float) -> bool:
         """Wait until the cancelled run has saved its output (BLPOP on a blocking connection)."""
-        got = await redis.blpop([keys.cancel_ack(tenant, interaction_id)], timeout=timeout)
+        blocking: Any = redis
+        got = await blocking.blpop([keys.cancel_ack(tenant, interaction_id)], timeout=seconds)
         return got is not None
 
     # -- lost runs -------------------------------------------------------------------------------------
@@ -297,7 +304,7 @@ class Repository:
 
     async def run_state(self, tenant: str, interaction_id: str) -> tuple[str | None, bool, int, int]:
         """(status, background, attempts, fence) of a run, for the reaper."""
-        status, bg, attempts, fence = await self.redis.hmget(
+        status, bg, attempts, fence = await self._commands.hmget(
             keys.interaction(tenant, interaction_id),
             [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE],
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -418,7 +418,7 @@ class AnthropicBackend(HTTPBackend):
             headers["x-api-key"] = key
         return headers
 
-    def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         body = build_body(request, self.name)
         body["model"] = self.upstream_model(request)
         return self._run(self.url(), self.headers(), body, AnthropicDecoder(self.name))

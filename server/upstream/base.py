@@ -7,7 +7,7 @@ them and sends them to the event log; a backend never touches Redis or the clien
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
 import msgspec
@@ -91,7 +91,7 @@ class Backend(Protocol):
     def check(self, request: UpstreamRequest) -> None:
         """Raise `InvalidArgument` for what this backend cannot take (a built-in tool, a modality)."""
 
-    def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         """Call the upstream and yield its answer as normalised events. Raises `UpstreamError`."""
         ...
 

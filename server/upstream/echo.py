@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -44,7 +44,7 @@ class EchoBackend:
     async def aclose(self) -> None:
         return None
 
-    async def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+    async def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         history = request.history
         prompt = _last_user_text(history)
         input_words = sum(_count_words(step) for step in history)

@@ -9,7 +9,7 @@ attached again to the next part when the history is replayed, which is where Gem
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import quote
 
@@ -526,7 +526,7 @@ class GeminiBackend(HTTPBackend):
         key = api_key(self.route)
         return {"x-goog-api-key": key} if key else {}
 
-    def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         return self._run(
             self.url(request), self.headers(), build_body(request, self.name), GeminiDecoder(self.name)
         )

@@ -8,7 +8,7 @@ send back, so thoughts are never replayed here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -360,7 +360,7 @@ class OpenAIBackend(HTTPBackend):
         key = api_key(self.route)
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    def stream(self, request: UpstreamRequest) -> AsyncIterator[UpstreamEvent]:
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         body = build_body(request, self.base_url)
         body["model"] = self.upstream_model(request)
         return self._run(self.url(), self.headers(), body, OpenAIDecoder(self.name))

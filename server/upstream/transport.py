@@ -11,7 +11,7 @@ import contextlib
 import email.utils
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
 import httpx
@@ -196,7 +196,7 @@ class HTTPBackend:
 
     async def _run(
         self, url: str, headers: dict[str, str], body: dict[str, Any], decoder: StreamDecoder
-    ) -> AsyncIterator[UpstreamEvent]:
+    ) -> AsyncGenerator[UpstreamEvent, None]:
         chunks = post_stream(
             self.client, self.name, url, headers, body, deadline_seconds=self.route.deadline_seconds
         )
