@@ -20,6 +20,7 @@ from server.protocol.steps import (
     FunctionCallStep,
     FunctionResultStep,
     ModelOutputStep,
+    Step,
     ThoughtStep,
     UnknownStep,
     UserInputStep,
@@ -57,7 +58,9 @@ def test_input_as_string() -> None:
 
 
 def test_input_as_one_content_object() -> None:
-    _, steps, _ = decode_create(body(input={"type": "image", "uri": "https://x/y.png", "mime_type": "image/png"}))
+    _, steps, _ = decode_create(
+        body(input={"type": "image", "uri": "https://x/y.png", "mime_type": "image/png"})
+    )
     assert steps == [UserInputStep(content=[ImageContent(uri="https://x/y.png", mime_type="image/png")])]
 
 
@@ -138,7 +141,10 @@ def test_request_fields_are_decoded() -> None:
         ([{"role": "user", "content": [{"type": "text", "text": "hi"}]}], "input[0].role"),
         ([{"role": "user", "content": "hi"}, {"role": "model", "content": "yo"}], "input[0].role"),
         (
-            [{"type": "user_input", "content": [{"type": "text", "text": "hi"}]}, {"role": "model", "content": "x"}],
+            [
+                {"type": "user_input", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "model", "content": "x"},
+            ],
             "input[1].role",
         ),
         ({"role": "user", "content": "hi"}, "input.role"),
@@ -202,16 +208,6 @@ def test_unknown_content_in_model_output_round_trips() -> None:
     assert json_encoder.encode(steps[0]) == compact(step)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "codec.normalize_input: a Content[] input that mixes a known content type with an unknown one "
-        "(e.g. [text, hologram]) is decoded as a list of UnknownSteps because _is_step() takes any unknown "
-        "type for a step and `any(kinds)` then converts the whole list as Step[]; the text block becomes "
-        "UnknownStep({'type': 'text', ...}) and the user's text never reaches the model. Expected: one "
-        "user_input step holding [TextContent, UnknownContent] (spec §3.1)."
-    ),
-    strict=True,
-)
 def test_content_list_with_an_unknown_content_type_is_one_user_step() -> None:
     _, steps, _ = decode_create(body(input=[{"type": "text", "text": "look"}, UNKNOWN_CONTENT]))
     assert len(steps) == 1 and isinstance(steps[0], UserInputStep)
@@ -233,8 +229,6 @@ def test_unknown_types_survive_the_msgpack_store_encoding() -> None:
     step = {"type": "user_input", "content": [UNKNOWN_CONTENT]}
     _, steps, _ = decode_create(body(input=[step, UNKNOWN_STEP]))
     packed = codec.msgpack_encoder.encode(steps)
-    from server.protocol.steps import Step
-
     again = codec.msgpack_decoder(list[Step]).decode(packed)
     assert json_encoder.encode(again) == compact([step, UNKNOWN_STEP])
 
@@ -244,7 +238,11 @@ def test_unknown_types_survive_the_msgpack_store_encoding() -> None:
 
 
 def test_thought_signature_round_trips() -> None:
-    thought = {"type": "thought", "signature": "c2lnLWI=", "summary": [{"type": "text", "text": "Considering"}]}
+    thought = {
+        "type": "thought",
+        "signature": "c2lnLWI=",
+        "summary": [{"type": "text", "text": "Considering"}],
+    }
     history = [
         {"type": "user_input", "content": [{"type": "text", "text": "hi"}]},
         thought,
@@ -285,18 +283,34 @@ def test_thought_without_signature_and_with_content_is_accepted() -> None:
             "input[2].content[0].mime_type",
         ),
         (
-            {"input": [{"type": "user_input", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": 7}]}]},
+            {
+                "input": [
+                    {
+                        "type": "user_input",
+                        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": 7}],
+                    }
+                ]
+            },
             "input[0].content[1].text",
         ),
         ({"input": [{"type": "text", "text": "a"}, {"type": "image", "uri": 5}]}, "input[1].uri"),
         ({"input": [{"type": "user_input", "content": 5}]}, "input[0].content"),
-        ({"input": [{"type": "function_call", "id": "c", "name": "f", "arguments": "x"}]}, "input[0].arguments"),
+        (
+            {"input": [{"type": "function_call", "id": "c", "name": "f", "arguments": "x"}]},
+            "input[0].arguments",
+        ),
         ({"input": [{}]}, "input[0].type"),
         ({"input": [1]}, "input[0]"),
         ({"input": 5}, "input"),
         ({"input": "x", "generation_config": {"temperature": "hot"}}, "generation_config.temperature"),
-        ({"input": "x", "generation_config": {"image_config": {"aspect_ratio": 1}}}, "generation_config.image_config.aspect_ratio"),
-        ({"input": "x", "tools": [{"type": "google_search"}, {"type": "function", "name": 3}]}, "tools[1].name"),
+        (
+            {"input": "x", "generation_config": {"image_config": {"aspect_ratio": 1}}},
+            "generation_config.image_config.aspect_ratio",
+        ),
+        (
+            {"input": "x", "tools": [{"type": "google_search"}, {"type": "function", "name": 3}]},
+            "tools[1].name",
+        ),
         ({"input": "x", "tools": "all"}, "tools"),
         ({"input": "x", "store": "no"}, "store"),
         ({"input": "x", "model": 5}, "model"),
@@ -310,15 +324,6 @@ def test_a_field_error_names_the_full_path(fields: dict[str, Any], path: str) ->
     assert f"`{error.field}`" in str(error)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "codec.normalize_input: when `input` is a single object (not a list), it is converted as `[raw]`, so "
-        "a field error inside it is reported at `input[0].…` (e.g. `input[0].data` for "
-        '{"input": {"type": "image", "data": []}}) although the request has no `input[0]`; the '
-        "unknown-field warnings name the same object `input.…`. Expected: `input.data`."
-    ),
-    strict=True,
-)
 @pytest.mark.parametrize(
     ("value", "path"),
     [
@@ -337,19 +342,18 @@ def test_a_missing_required_field_names_the_object() -> None:
 
 
 def test_malformed_json() -> None:
-    for raw in (b'{"model":', b"", b"{,}", b'{"model": "echo", }', b'{"input": "\xff"}', b"{'model': 'echo'}"):
+    for raw in (
+        b'{"model":',
+        b"",
+        b"{,}",
+        b'{"model": "echo", }',
+        b'{"input": "\xff"}',
+        b"{'model': 'echo'}",
+    ):
         error = invalid(raw)
         assert "JSON" in str(error), raw
 
 
-@pytest.mark.xfail(
-    reason=(
-        "codec.decode_json only catches msgspec.DecodeError: a deeply nested body (about 1000 levels of `[`) "
-        "makes msgspec raise RecursionError, which escapes as an unhandled exception (HTTP 500) instead of "
-        "InvalidArgument (400)"
-    ),
-    strict=True,
-)
 def test_deeply_nested_json_is_an_invalid_argument() -> None:
     invalid(b'{"model":"echo","input":' + b"[" * 5000 + b"]" * 5000 + b"}")
 
@@ -466,7 +470,10 @@ def test_strict_turns_the_first_unknown_field_into_invalid_argument() -> None:
     assert "`generation_config.foo`" in str(error)
     error = invalid(body(future_field=1, input="x"), strict=True)
     assert error.field == "future_field"
-    error = invalid(body(input=[{"type": "user_input", "content": [{"type": "text", "text": "x", "zzz": 1}]}]), strict=True)
+    error = invalid(
+        body(input=[{"type": "user_input", "content": [{"type": "text", "text": "x", "zzz": 1}]}]),
+        strict=True,
+    )
     assert error.field == "input[0].content[0].zzz"
 
 

@@ -57,6 +57,8 @@ def decode_json(body: bytes) -> Any:
         return _any_json.decode(body)
     except msgspec.DecodeError as exc:
         raise InvalidArgument(f"Malformed JSON body: {exc}") from None
+    except RecursionError:
+        raise InvalidArgument("The JSON body is nested too deeply") from None
 
 
 def msgpack_decoder(tp: type[T]) -> msgspec.msgpack.Decoder[T]:
@@ -83,24 +85,28 @@ def decode_create(body: bytes, *, strict: bool = False) -> tuple[CreateRequest, 
 
 
 def normalize_input(raw: Any, field: str = "input") -> list[Step]:
-    """Turn `input` (string, Content, Content[] or Step[], spec §3.1) into steps."""
-    if raw is None:
+    """Turn `input` (string, Content, Content[] or Step[], spec §3.1) into steps. An empty input is none."""
+    if raw is None or raw == "":
         return []
     if isinstance(raw, str):
         return [UserInputStep(content=[TextContent(text=raw)])]
     if isinstance(raw, dict):
-        return normalize_input([raw], field)[0:1] if _is_step(raw, field) else [_wrap_contents([raw], field)]
+        if _kind(raw, field) == "content":
+            return [UserInputStep(content=[convert(raw, Content, field)])]
+        return [convert(raw, Step, field)]
     if not isinstance(raw, list):
         raise InvalidArgument("Expected a string, a content object or a list of steps or contents", field)
     if not raw:
         return []
-    kinds = [_is_step(item, f"{field}[{i}]") for i, item in enumerate(raw)]
-    if any(kinds):
-        return convert(raw, list[Step], field)
-    return [_wrap_contents(raw, field)]
+    kinds = {_kind(item, f"{field}[{i}]") for i, item in enumerate(raw)}
+    # a list is contents only if nothing in it is a step; unknown types go with the known ones around them
+    if "step" not in kinds and "content" in kinds:
+        return [UserInputStep(content=convert(raw, list[Content], field))]
+    return convert(raw, list[Step], field)
 
 
-def _is_step(item: Any, field: str) -> bool:
+def _kind(item: Any, field: str) -> str:
+    """"step", "content" or "unknown", by the item's `type`."""
     if not isinstance(item, dict):
         raise InvalidArgument("Expected an object", field)
     kind = item.get("type")
@@ -111,12 +117,9 @@ def _is_step(item: Any, field: str) -> bool:
         )
     if not isinstance(kind, str):
         raise InvalidArgument("Expected a string `type`", f"{field}.type")
-    # an unknown type is taken as a step: unknown steps are kept verbatim, unknown contents make no step
-    return kind in Step.known or kind not in Content.known
-
-
-def _wrap_contents(items: list[Any], field: str) -> Step:
-    return UserInputStep(content=convert(items, list[Content], field))
+    if kind in Step.known:
+        return "step"
+    return "content" if kind in Content.known else "unknown"
 
 
 # ---------------------------------------------------------------------------------------------------------

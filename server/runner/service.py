@@ -7,6 +7,7 @@ runs to the runner.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -15,8 +16,9 @@ from collections.abc import Awaitable, Callable
 import msgspec
 from redis.asyncio import Redis
 
+from ..events.sse import frame
 from ..protocol import status as st
-from ..protocol.codec import InvalidArgument, json_encoder
+from ..protocol.codec import InvalidArgument
 from ..protocol.events import ErrorEvent, InteractionCompleted, InteractionStatusUpdate
 from ..protocol.interaction import CreateRequest, ErrorInfo, Interaction, InteractionConfig
 from ..protocol.steps import Step
@@ -26,7 +28,6 @@ from ..store.records import Output, Record, StoredConfig
 from ..store.repository import NotFound, Repository
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
-from . import handle as reasons
 from . import render
 from .handle import RunHandle
 from .history import fill_function_result_names
@@ -302,8 +303,6 @@ class InteractionService:
         )
         update = InteractionStatusUpdate(interaction_id=interaction_id, status=status)
         last = ErrorEvent(error=error) if error else InteractionCompleted(interaction=final)
-        from ..events.sse import frame
-
         result = await self.repository.finish(
             tenant,
             interaction_id,
@@ -370,7 +369,7 @@ class InteractionService:
             if not task.done():
                 handle.reason = None
                 task.cancel()
-                with _suppress_cancel():
+                with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
             raise
@@ -422,14 +421,3 @@ def _config_of(request: CreateRequest) -> InteractionConfig:
 
 def _digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
-
-
-class _suppress_cancel:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, tp: object, value: object, tb: object) -> bool:
-        return isinstance(value, (asyncio.CancelledError, Exception))
-
-
-__all__ = ["InteractionService", "Queued", "Started", "json_encoder", "reasons"]

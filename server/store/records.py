@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from ..protocol.base import Wire
-from ..protocol.codec import msgpack_decoder, msgpack_encoder
+from ..protocol.codec import InvalidArgument, msgpack_decoder, msgpack_encoder
 from ..protocol.interaction import ErrorInfo, InteractionConfig, Usage
 from ..protocol.steps import Step
 
@@ -51,7 +51,11 @@ _output_decoder = msgpack_decoder(Output)
 
 
 def encode(value: Any) -> bytes:
-    return msgpack_encoder.encode(value)
+    try:
+        return msgpack_encoder.encode(value)
+    except OverflowError:
+        # JSON allows integers of any size; the stored form (msgpack) takes 64 bits
+        raise InvalidArgument("A number in the request is outside the 64-bit integer range") from None
 
 
 def decode_config(blob: bytes) -> StoredConfig:

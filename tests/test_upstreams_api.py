@@ -1,0 +1,1081 @@
+"""End to end: the official SDK against our server, talking to fake Gemini, OpenAI and Anthropic upstreams.
+
+The three fakes (tests/fakes) run on their own event loop in a thread of the test process, on 127.0.0.1, so
+the server subprocess reaches them over real HTTP while the tests use the blocking SDK. One Stack (a private
+Redis, one web process, one worker process) routes `gemini-*`, `gpt-*`/`local-*` and `claude-*` to them.
+Each test queues the scripts its upstream calls will get and then asserts both what the SDK saw and what the
+upstream received, in its own format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from google import genai
+from google.genai._interactions import (
+    BadRequestError,
+    InternalServerError,
+    RateLimitError,
+)
+
+from server.embedded_redis import free_port
+from tests.fakes import anthropic as an
+from tests.fakes import gemini as gm
+from tests.fakes import openai as oa
+from tests.fakes.http import FakeServer, RecordedRequest, Script
+
+from .support import Stack
+from .waiting import until
+
+SECRETS = {
+    "IX_E2E_GEMINI_KEY": "gemini-secret-e2e",
+    "IX_E2E_OPENAI_KEY": "openai-secret-e2e",
+    "IX_E2E_ANTHROPIC_KEY": "anthropic-secret-e2e",
+}
+#: one requested model name per backend
+MODEL = {"gemini": "gemini-3-flash", "openai": "gpt-4o", "anthropic": "claude-sonnet-4"}
+BACKENDS = list(MODEL)
+#: the background retry policy of this module's stack: Retry-After of 1 s is honoured, not capped
+RETRY = {"attempts": 3, "backoff_initial_seconds": 0.05, "backoff_max_seconds": 2.0}
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(64))).decode()
+WEATHER_TOOL = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fixtures: the fakes on a thread's loop, one stack for the module
+
+
+class FakeLoop:
+    """An asyncio loop in a daemon thread, serving the fakes while the tests block in the SDK."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-upstreams", daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Any, timeout: float = 10) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+        self.loop.close()
+
+
+@dataclass
+class Upstreams:
+    gemini: FakeServer
+    openai: FakeServer
+    anthropic: FakeServer
+
+    def __getitem__(self, backend: str) -> FakeServer:
+        fake: FakeServer = getattr(self, backend)
+        return fake
+
+    def all(self) -> list[FakeServer]:
+        return [self.gemini, self.openai, self.anthropic]
+
+    def reset(self) -> None:
+        for fake in self.all():
+            fake.scripts.clear()
+            fake.requests.clear()
+            fake.disconnects.clear()
+
+
+def models_toml(up: Upstreams, dead_url: str) -> str:
+    def route(match: str, backend: str, base_url: str, key: str, **extra: Any) -> str:
+        lines = [
+            "[[models]]",
+            f'match = "{match}"',
+            f'backend = "{backend}"',
+            f'base_url = "{base_url}"',
+            f'api_key_env = "{key}"',
+        ]
+        for name, value in extra.items():
+            lines.append(f"{name} = {json.dumps(value)}")
+        return "\n".join(lines) + "\n"
+
+    return "\n".join(
+        [
+            # first match wins: the special routes come before the globs that would also match them
+            route(
+                "gemini-slow-*", "gemini", up.gemini.base_url, "IX_E2E_GEMINI_KEY", read_timeout_seconds=0.5
+            ),
+            route("dead-*", "openai", dead_url, "IX_E2E_OPENAI_KEY", connect_timeout_seconds=2.0),
+            route("gemini-*", "gemini", up.gemini.base_url, "IX_E2E_GEMINI_KEY"),
+            route("gpt-*", "openai", up.openai.base_url + "/v1", "IX_E2E_OPENAI_KEY"),
+            route("local-*", "openai", up.openai.base_url, "IX_E2E_OPENAI_KEY", upstream_model="qwen2.5:7b"),
+            route("claude-*", "anthropic", up.anthropic.base_url, "IX_E2E_ANTHROPIC_KEY"),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def upstreams() -> Iterator[Upstreams]:
+    loop = FakeLoop()
+
+    async def start() -> Upstreams:
+        return Upstreams(await FakeServer().start(), await FakeServer().start(), await FakeServer().start())
+
+    up: Upstreams = loop.call(start())
+    try:
+        yield up
+    finally:
+
+        async def stop() -> None:
+            for fake in up.all():
+                await fake.stop()
+
+        loop.call(stop())
+        loop.close()
+
+
+@pytest.fixture(scope="module")
+def e2e_stack(upstreams: Upstreams, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    dead_url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    stack = Stack(
+        Path(tmp_path_factory.mktemp("upstreams")),
+        config={"upstream_retry": RETRY},
+        models=models_toml(upstreams, dead_url),
+    )
+    stack.start_redis()
+    try:
+        stack.start_server(**SECRETS)
+        stack.start_worker(**SECRETS)
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="module")
+def url(e2e_stack: Stack) -> str:
+    return e2e_stack.servers[0][1]
+
+
+@pytest.fixture(autouse=True)
+def fresh(upstreams: Upstreams) -> Iterator[None]:
+    upstreams.reset()
+    yield
+    upstreams.reset()
+
+
+@pytest.fixture
+def ai(url: str, api_key: str) -> genai.Client:
+    """The official SDK, without its own retries: each scripted upstream answer is used exactly once."""
+    options: dict[str, Any] = {"base_url": url, "api_version": "v1beta", "retry_options": {"attempts": 1}}
+    return genai.Client(api_key=api_key, http_options=options)
+
+
+@pytest.fixture
+def api(url: str, api_key: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": api_key}, timeout=30) as client:
+        yield client
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def only_request(fake: FakeServer) -> RecordedRequest:
+    assert len(fake.requests) == 1, [r.target for r in fake.requests]
+    return fake.requests[0]
+
+
+def step_types(interaction: Any) -> list[str]:
+    return [step.type for step in interaction.steps or []]
+
+
+def step_of(interaction: Any, kind: str) -> Any:
+    return next(step for step in interaction.steps if step.type == kind)
+
+
+def raw_interaction(api: httpx.Client, interaction_id: str) -> dict[str, Any]:
+    response = api.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"})
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def wait_status(ai: genai.Client, interaction_id: str, *statuses: str, timeout: float = 15) -> Any:
+    def check() -> Any:
+        got = ai.interactions.get(interaction_id)
+        return got if got.status in statuses else None
+
+    return until(check, timeout=timeout, interval=0.05)
+
+
+def user_text_of(backend: str, body: dict[str, Any]) -> str:
+    """The text of the last user message of an upstream request, read in the backend's own format."""
+    if backend == "gemini":
+        turn = [c for c in body["contents"] if c["role"] == "user"][-1]
+        return "".join(p.get("text", "") for p in turn["parts"])
+    message = [m for m in body["messages"] if m["role"] == "user"][-1]
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+
+
+def text_script(backend: str, text: str = "Hello world", **knobs: Any) -> Script:
+    if backend == "gemini":
+        return gm.gemini_text_script(text, **knobs)
+    if backend == "openai":
+        return oa.openai_text_script(text, **knobs)
+    return an.anthropic_text_script(text, **knobs)
+
+
+def words_script(backend: str, count: int, delay: float) -> Script:
+    """A slow Gemini answer "w0 w1 ...": a word per chunk every `delay` seconds, usage on each chunk."""
+    assert backend == "gemini"
+    chunks = [gm.chunk([{"text": f"w{i} "}], meta=gm.usage(output=i + 1)) for i in range(count)]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    return gm.script(chunks, chunk_delay=delay)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Text, non-stream and stream
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_text_answer(backend: str, ai: genai.Client, api: httpx.Client, upstreams: Upstreams) -> None:
+    fake = upstreams[backend]
+    fake.add(text_script(backend, "Hello world"))
+    reply = ai.interactions.create(
+        model=MODEL[backend],
+        input="Say hello",
+        system_instruction="Be terse.",
+        generation_config={"temperature": 0.2, "max_output_tokens": 64},
+    )
+    assert reply.status == "completed"
+    assert reply.output_text == "Hello world"
+    assert step_types(reply) == ["model_output"]
+    assert reply.model == MODEL[backend]
+
+    sent = only_request(fake)
+    body = sent.json()
+    assert user_text_of(backend, body) == "Say hello"
+    if backend == "gemini":
+        assert sent.path == f"/v1beta/models/{MODEL[backend]}:streamGenerateContent"
+        assert sent.query == "alt=sse"
+        assert sent.headers["x-goog-api-key"] == SECRETS["IX_E2E_GEMINI_KEY"]
+        assert body["contents"] == [{"role": "user", "parts": [{"text": "Say hello"}]}]
+        assert body["systemInstruction"] == {"parts": [{"text": "Be terse."}]}
+        assert body["generationConfig"] == {"temperature": 0.2, "maxOutputTokens": 64}
+    elif backend == "openai":
+        assert sent.path == "/v1/chat/completions"
+        assert sent.headers["authorization"] == f"Bearer {SECRETS['IX_E2E_OPENAI_KEY']}"
+        assert body["model"] == "gpt-4o"
+        assert body["messages"] == [
+            {"role": "system", "content": "Be terse."},
+            {"role": "user", "content": "Say hello"},
+        ]
+        assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+        assert body["temperature"] == 0.2 and body["max_tokens"] == 64
+    else:
+        assert sent.path == "/v1/messages"
+        assert sent.headers["x-api-key"] == SECRETS["IX_E2E_ANTHROPIC_KEY"]
+        assert sent.headers["anthropic-version"]
+        assert body["model"] == "claude-sonnet-4"
+        assert body["system"] == "Be terse."
+        assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Say hello"}]}]
+        assert body["max_tokens"] == 64 and body["stream"] is True
+
+    # stored, and the upstream key is neither stored nor returned
+    stored = raw_interaction(api, reply.id)
+    assert stored["status"] == "completed"
+    assert [s["type"] for s in stored["steps"]] == ["user_input", "model_output"]
+    assert not any(secret in json.dumps(stored) for secret in SECRETS.values())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_text_answer_streamed(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams[backend].add(text_script(backend, "Hello there big world"))
+    stream = list(ai.interactions.create(model=MODEL[backend], input="Say hello", stream=True))
+    kinds = [e.event_type for e in stream]
+    assert kinds[0] == "interaction.created"
+    assert kinds[-1] == "interaction.completed"
+    assert "error" not in kinds
+    assert kinds.count("step.start") == kinds.count("step.stop") == 1
+    deltas = [e.delta.text for e in stream if e.event_type == "step.delta"]  # type: ignore[union-attr]
+    assert len(deltas) >= 2, "the answer arrives in pieces, as the upstream sent it"
+    assert "".join(deltas) == "Hello there big world"
+    created = stream[0].interaction  # type: ignore[union-attr]
+    completed = stream[-1].interaction  # type: ignore[union-attr]
+    assert created.id and completed.id == created.id
+    assert completed.status == "completed"
+    assert completed.usage is not None and completed.usage.total_tokens
+    got = ai.interactions.get(created.id)
+    assert got.status == "completed" and got.output_text == "Hello there big world"
+    assert len(upstreams[backend].requests) == 1
+
+
+def test_local_route_sends_the_configured_upstream_model(ai: genai.Client, upstreams: Upstreams) -> None:
+    """`local-*` goes to the OpenAI-compatible fake under the upstream model name of its route."""
+    upstreams.openai.add(oa.openai_text_script("Hi from Qwen"))
+    reply = ai.interactions.create(model="local-qwen", input="hi")
+    assert reply.output_text == "Hi from Qwen"
+    assert reply.model == "local-qwen"
+    sent = only_request(upstreams.openai)
+    assert sent.path == "/v1/chat/completions"
+    assert sent.json()["model"] == "qwen2.5:7b"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Multimodal input
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_image_input_reaches_the_upstream_natively(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    fake = upstreams[backend]
+    fake.add(text_script(backend, "Two pictures"))
+    reply = ai.interactions.create(
+        model=MODEL[backend],
+        input=[
+            {"type": "text", "text": "What is in these?"},
+            {"type": "image", "mime_type": "image/png", "data": PNG},
+            {"type": "image", "mime_type": "image/jpeg", "uri": "https://example.com/cat.jpg"},
+        ],
+    )
+    assert reply.status == "completed" and reply.output_text == "Two pictures"
+    body = only_request(fake).json()
+    if backend == "gemini":
+        assert body["contents"] == [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "What is in these?"},
+                    {"inlineData": {"mimeType": "image/png", "data": PNG}},
+                    {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://example.com/cat.jpg"}},
+                ],
+            }
+        ]
+    elif backend == "openai":
+        assert body["messages"] == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is in these?"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                    {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+                ],
+            }
+        ]
+    else:
+        assert body["messages"] == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is in these?"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                    {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+                ],
+            }
+        ]
+
+
+def test_modality_a_backend_cannot_take_is_a_400(ai: genai.Client, upstreams: Upstreams) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        ai.interactions.create(
+            model=MODEL["openai"],
+            input=[
+                {"type": "text", "text": "Watch"},
+                {"type": "video", "mime_type": "video/mp4", "uri": "https://example.com/v.mp4"},
+            ],
+        )
+    message = str(caught.value)
+    assert "openai" in message and "video" in message
+    assert upstreams.openai.requests == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Function calling round trip
+
+
+def call_script(backend: str) -> Script:
+    if backend == "gemini":
+        return gm.gemini_function_call_script("get_weather", {"city": "Paris"}, signature="Zm4tc2ln")
+    if backend == "openai":
+        return oa.openai_tool_call_script("get_weather", call_id="call_abc123")
+    return an.anthropic_tool_use_script("get_weather", call_id="toolu_01abc")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_function_calling_round_trip(
+    backend: str, stream: bool, ai: genai.Client, api: httpx.Client, upstreams: Upstreams
+) -> None:
+    fake = upstreams[backend]
+    fake.add(call_script(backend), text_script(backend, "It is sunny in Paris."))
+    model = MODEL[backend]
+    if stream:
+        events = list(
+            ai.interactions.create(model=model, input="Weather in Paris?", tools=[WEATHER_TOOL], stream=True)
+        )
+        starts = [e.step for e in events if e.event_type == "step.start"]  # type: ignore[union-attr]
+        call_start = next(s for s in starts if s.type == "function_call")
+        assert call_start.id and call_start.name == "get_weather"
+        fragments = [
+            e.delta.arguments  # type: ignore[union-attr]
+            for e in events
+            if e.event_type == "step.delta" and e.delta.type == "arguments_delta"  # type: ignore[union-attr]
+        ]
+        assert json.loads("".join(fragments)) == {"city": "Paris"}
+        assert events[-1].event_type == "interaction.completed"
+        first = ai.interactions.get(events[0].interaction.id)  # type: ignore[union-attr]
+    else:
+        first = ai.interactions.create(model=model, input="Weather in Paris?", tools=[WEATHER_TOOL])
+    assert first.status == "requires_action"
+    call = step_of(first, "function_call")
+    assert call.name == "get_weather"
+    assert call.arguments == {"city": "Paris"}
+    if backend == "openai":
+        assert call.id == "call_abc123"
+    elif backend == "anthropic":
+        assert call.id == "toolu_01abc"
+    else:
+        assert call.id  # Gemini sends none: ours
+
+    # the client answers without a `name` (the SDK allows it): the server pairs the result with its call
+    second = ai.interactions.create(
+        model=model,
+        previous_interaction_id=first.id,
+        input=[{"type": "function_result", "call_id": call.id, "result": "sunny"}],
+        tools=[WEATHER_TOOL],
+    )
+    assert second.status == "completed"
+    assert second.output_text == "It is sunny in Paris."
+    assert len(fake.requests) == 2
+    first_body, body = fake.requests[0].json(), fake.requests[1].json()
+
+    if backend == "gemini":
+        assert first_body["tools"] == [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "get_weather",
+                        "description": "The weather in a city",
+                        "parametersJsonSchema": WEATHER_TOOL["parameters"],
+                    }
+                ]
+            }
+        ]
+        assert body["contents"] == [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                        "thoughtSignature": "Zm4tc2ln",
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}}],
+            },
+        ]
+    elif backend == "openai":
+        assert first_body["tools"] == [
+            {
+                "type": "function",
+                "function": {
+                    "name": "get_weather",
+                    "description": "The weather in a city",
+                    "parameters": WEATHER_TOOL["parameters"],
+                },
+            }
+        ]
+        messages = body["messages"]
+        assert messages[0] == {"role": "user", "content": "Weather in Paris?"}
+        assert messages[1]["role"] == "assistant"
+        [tool_call] = messages[1]["tool_calls"]
+        assert tool_call["id"] == "call_abc123" and tool_call["type"] == "function"
+        assert tool_call["function"]["name"] == "get_weather"
+        assert json.loads(tool_call["function"]["arguments"]) == {"city": "Paris"}
+        assert messages[2] == {"role": "tool", "tool_call_id": "call_abc123", "content": "sunny"}
+        assert len(messages) == 3
+    else:
+        assert first_body["tools"] == [
+            {
+                "name": "get_weather",
+                "description": "The weather in a city",
+                "input_schema": WEATHER_TOOL["parameters"],
+            }
+        ]
+        assert body["messages"] == [
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Checking."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01abc",
+                        "name": "get_weather",
+                        "input": {"city": "Paris"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_01abc", "content": "sunny"}],
+            },
+        ]
+
+    # the stored timeline pairs the result with its call, with the name filled in
+    timeline = raw_interaction(api, second.id)["steps"]
+    result = next(s for s in timeline if s["type"] == "function_result")
+    assert result["call_id"] == call.id and result["name"] == "get_weather"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Thoughts and signatures
+
+
+def test_gemini_thought_signature_round_trips_only_to_gemini(
+    ai: genai.Client, api: httpx.Client, upstreams: Upstreams
+) -> None:
+    upstreams.gemini.add(gm.gemini_thought_script("Let me think.", "42", signature="c2lnLWdlbWluaQ=="))
+    first = ai.interactions.create(model=MODEL["gemini"], input="The answer?")
+    assert first.status == "completed" and first.output_text == "42"
+    thoughts = [s for s in first.steps if s.type == "thought"]
+    assert [t.summary[0].text for t in thoughts if t.summary] == ["Let me think."]
+    signature = next(t.signature for t in thoughts if t.signature)
+    assert signature != "c2lnLWdlbWluaQ==", "the native signature is sealed with its backend"
+    assert first.usage.total_thought_tokens == 7
+
+    # continued on Gemini (server-side history): Gemini gets its own signature back
+    upstreams.gemini.add(gm.gemini_text_script("Sure."))
+    ai.interactions.create(model=MODEL["gemini"], input="Sure?", previous_interaction_id=first.id)
+    contents = upstreams.gemini.requests[1].json()["contents"]
+    model_parts = [p for c in contents if c["role"] == "model" for p in c["parts"]]
+    assert {"text": "42"} in model_parts
+    assert [p["thoughtSignature"] for p in model_parts if "thoughtSignature" in p] == ["c2lnLWdlbWluaQ=="]
+
+    # the client replays the steps itself (store=false), signature included: still only Gemini gets it
+    steps = raw_interaction(api, first.id)["steps"]
+    replay = [*steps, {"type": "user_input", "content": [{"type": "text", "text": "And?"}]}]
+    upstreams.gemini.add(gm.gemini_text_script("Again."))
+    again = ai.interactions.create(model=MODEL["gemini"], input=replay, store=False)
+    assert again.output_text == "Again."
+    replayed = json.dumps(upstreams.gemini.requests[2].json())
+    assert "c2lnLWdlbWluaQ==" in replayed
+
+    # the same history sent to Anthropic and OpenAI: the text, never Gemini's signature
+    upstreams.anthropic.add(an.anthropic_text_script("Claude here."))
+    upstreams.openai.add(oa.openai_text_script("GPT here."))
+    assert ai.interactions.create(model=MODEL["anthropic"], input=replay, store=False).status == "completed"
+    assert ai.interactions.create(model=MODEL["openai"], input=replay, store=False).status == "completed"
+    for backend in ("anthropic", "openai"):
+        body = only_request(upstreams[backend]).json()
+        raw = json.dumps(body)
+        assert "c2lnLWdlbWluaQ==" not in raw and signature not in raw
+        assistant = [m for m in body["messages"] if m["role"] == "assistant"]
+        assert "42" in json.dumps(assistant)
+
+
+def test_anthropic_thinking_signature_round_trips_only_to_anthropic(
+    ai: genai.Client, upstreams: Upstreams
+) -> None:
+    upstreams.anthropic.add(an.anthropic_thinking_script("Let me think.", "EqAnthropicSig", "42"))
+    first = ai.interactions.create(model=MODEL["anthropic"], input="The answer?")
+    assert first.status == "completed" and first.output_text == "42"
+    assert step_types(first) == ["thought", "thought", "model_output"]
+    thinking, redacted = first.steps[0], first.steps[1]
+    assert thinking.summary[0].text == "Let me think." and thinking.signature
+    assert "EqAnthropicSig" not in thinking.signature
+    assert redacted.signature and not redacted.summary
+
+    # two continuations of the same turn: one on Anthropic, one on Gemini
+    upstreams.anthropic.add(an.anthropic_text_script("Yes."))
+    upstreams.gemini.add(gm.gemini_text_script("Yes."))
+    ai.interactions.create(model=MODEL["anthropic"], input="Sure?", previous_interaction_id=first.id)
+    ai.interactions.create(model=MODEL["gemini"], input="Sure?", previous_interaction_id=first.id)
+
+    anthropic_body = upstreams.anthropic.requests[1].json()
+    assert anthropic_body["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "Let me think.", "signature": "EqAnthropicSig"},
+            {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="},
+            {"type": "text", "text": "42"},
+        ],
+    }
+    gemini_body = only_request(upstreams.gemini).json()
+    raw = json.dumps(gemini_body)
+    assert "EqAnthropicSig" not in raw and "cmVkYWN0ZWQ=" not in raw and "thoughtSignature" not in raw
+    assert gemini_body["contents"] == [
+        {"role": "user", "parts": [{"text": "The answer?"}]},
+        {"role": "model", "parts": [{"text": "42"}]},
+        {"role": "user", "parts": [{"text": "Sure?"}]},
+    ]
+
+
+def test_openai_reasoning_becomes_a_thought_and_is_not_replayed(
+    ai: genai.Client, upstreams: Upstreams
+) -> None:
+    upstreams.openai.add(oa.openai_reasoning_script("Think.", "Done"))
+    first = ai.interactions.create(model=MODEL["openai"], input="Go")
+    assert step_types(first) == ["thought", "model_output"]
+    assert first.steps[0].summary[0].text == "Think."
+    assert first.output_text == "Done"
+    assert first.usage.total_thought_tokens == 6 and first.usage.total_output_tokens == 4
+    upstreams.openai.add(oa.openai_text_script("Ok"))
+    ai.interactions.create(model=MODEL["openai"], input="More", previous_interaction_id=first.id)
+    assert upstreams.openai.requests[1].json()["messages"] == [
+        {"role": "user", "content": "Go"},
+        {"role": "assistant", "content": "Done"},
+        {"role": "user", "content": "More"},
+    ]
+
+
+@pytest.mark.parametrize("backend", ["gemini", "anthropic"])
+def test_streamed_thought_signature_matches_the_stored_one(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    script = gm.gemini_thought_script() if backend == "gemini" else an.anthropic_thinking_script()
+    upstreams[backend].add(script)
+    stream = list(ai.interactions.create(model=MODEL[backend], input="Think", stream=True))
+    streamed = [
+        e.delta.signature  # type: ignore[union-attr]
+        for e in stream
+        if e.event_type == "step.delta" and e.delta.type == "thought_signature"  # type: ignore[union-attr]
+    ]
+    summaries = [
+        e.delta.content.text  # type: ignore[union-attr]
+        for e in stream
+        if e.event_type == "step.delta" and e.delta.type == "thought_summary"  # type: ignore[union-attr]
+    ]
+    assert summaries == ["Let me think."]
+    stored = ai.interactions.get(stream[0].interaction.id)  # type: ignore[union-attr]
+    assert streamed and streamed == [s.signature for s in stored.steps if s.type == "thought" and s.signature]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Usage and finish reasons
+
+
+def usage_script(backend: str) -> Script:
+    if backend == "gemini":
+        return gm.script(
+            [
+                gm.chunk(
+                    [{"text": "ok"}], finish="STOP", meta=gm.usage(prompt=11, output=7, thoughts=3, cached=4)
+                )
+            ]
+        )
+    if backend == "openai":
+        return oa.openai_text_script(
+            "ok", usage=oa.usage_chunk(prompt=20, completion=9, cached=5, reasoning=2)
+        )
+    events = [an.message_start(input_tokens=12, cache_read=30, cache_write=8), *an.text_block(0, "ok")]
+    return an.script([*events, *an.message_end(output_tokens=5)])
+
+
+#: backend -> (input, output, thought, cached, total) as the API reports them
+EXPECTED_USAGE = {
+    "gemini": (11, 7, 3, 4, 21),
+    "openai": (20, 7, 2, 5, 29),  # reasoning is counted inside completion_tokens upstream
+    "anthropic": (50, 5, None, 30, 55),  # input = uncached + cache reads + cache writes
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_usage_mapping(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams[backend].add(usage_script(backend))
+    usage = ai.interactions.create(model=MODEL[backend], input="count").usage
+    got = (
+        usage.total_input_tokens,
+        usage.total_output_tokens,
+        usage.total_thought_tokens,
+        usage.total_cached_tokens,
+        usage.total_tokens,
+    )
+    assert got == EXPECTED_USAGE[backend]
+
+
+#: backend -> (the upstream's "ran out of tokens" knob, its "blocked" knob)
+FINISH = {
+    "gemini": ({"finish": "MAX_TOKENS"}, {"finish": "SAFETY"}),
+    "openai": ({"finish": "length"}, {"finish": "content_filter"}),
+    "anthropic": ({"stop_reason": "max_tokens"}, {"stop_reason": "refusal"}),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_tokens_is_incomplete(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams[backend].add(text_script(backend, "Hello world", **FINISH[backend][0]))
+    reply = ai.interactions.create(model=MODEL[backend], input="Long story")
+    assert reply.status == "incomplete"
+    assert reply.output_text == "Hello world"
+    assert not reply.errors
+    assert ai.interactions.get(reply.id).status == "incomplete"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_safety_block_fails_with_a_clear_error(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams[backend].add(text_script(backend, "Hello world", **FINISH[backend][1]))
+    reply = ai.interactions.create(model=MODEL[backend], input="Something bad")
+    assert reply.status == "failed"
+    assert reply.errors and reply.errors[0].code == "content_blocked"
+    message = reply.errors[0].message.lower()
+    assert any(word in message for word in ("safety", "content filter", "declined")), message
+    got = ai.interactions.get(reply.id)
+    assert got.status == "failed" and got.errors[0].code == "content_blocked"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Mid-stream errors
+
+
+def midstream_error_script(backend: str) -> tuple[Script, str]:
+    """An answer that starts ("Hel") and then fails after the 200, and the words the failure must carry."""
+    if backend == "gemini":
+        error = {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}
+        return gm.script([gm.chunk([{"text": "Hel"}]), error]), "Internal error encountered."
+    if backend == "openai":
+        return oa.openai_midstream_error_script("The server had an error"), "The server had an error"
+    return an.anthropic_error_event_script("overloaded_error", "Overloaded"), "Overloaded"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_midstream_error_fails_the_unary_call(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    script, words = midstream_error_script(backend)
+    upstreams[backend].add(script)
+    reply = ai.interactions.create(model=MODEL[backend], input="Hello?")
+    assert reply.status == "failed"
+    assert reply.errors and words in reply.errors[0].message and backend in reply.errors[0].message
+    assert reply.output_text == "Hel", "the output made before the failure is kept"
+    assert ai.interactions.get(reply.id).status == "failed"
+    assert len(upstreams[backend].requests) == 1, "a foreground call is not retried"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_midstream_error_ends_the_stream_with_an_error_event(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    script, words = midstream_error_script(backend)
+    upstreams[backend].add(script)
+    stream = list(ai.interactions.create(model=MODEL[backend], input="Hello?", stream=True))
+    kinds = [e.event_type for e in stream]
+    assert kinds[-1] == "error", kinds  # the error event, then the stream closes
+    assert "interaction.completed" not in kinds
+    assert words in stream[-1].error.message  # type: ignore[union-attr]
+    assert "".join(e.delta.text for e in stream if e.event_type == "step.delta") == "Hel"  # type: ignore[union-attr]
+    got = ai.interactions.get(stream[0].interaction.id)  # type: ignore[union-attr]
+    assert got.status == "failed" and got.output_text == "Hel"
+
+
+def test_connection_cut_mid_answer_fails_the_interaction(ai: genai.Client, upstreams: Upstreams) -> None:
+    chunks = [gm.chunk([{"text": "Hel"}]), gm.chunk([{"text": "lo"}], finish="STOP")]
+    upstreams.gemini.add(gm.script(chunks, abort_after=1))
+    reply = ai.interactions.create(model=MODEL["gemini"], input="Hello?")
+    assert reply.status == "failed"
+    assert reply.output_text == "Hel"
+    assert reply.errors and "gemini" in reply.errors[0].message
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Foreground upstream errors: 429, 400, timeout, unreachable, broken
+
+
+RATE_LIMITED = {
+    "gemini": (
+        gm.gemini_error(
+            429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED", {"Retry-After": "7"}
+        ),
+        "Resource has been exhausted",
+        "7",
+    ),
+    "openai": (
+        oa.openai_error(
+            429, "Rate limit reached for gpt-4o", "rate_limit_exceeded", {"retry-after-ms": "3200"}
+        ),
+        "Rate limit reached for gpt-4o",
+        "3",
+    ),
+    "anthropic": (
+        an.anthropic_error(
+            429, "rate_limit_error", "Too many request tokens per minute", {"retry-after": "12"}
+        ),
+        "Too many request tokens per minute",
+        "12",
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_upstream_429_passes_through_with_retry_after(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    script, words, retry_after = RATE_LIMITED[backend]
+    upstreams[backend].add(script)
+    with pytest.raises(RateLimitError) as caught:
+        ai.interactions.create(model=MODEL[backend], input="hi")
+    error = caught.value
+    assert error.status_code == 429
+    assert error.response.headers["retry-after"] == retry_after
+    assert words in str(error) and backend in str(error)
+    assert len(upstreams[backend].requests) == 1
+
+
+UPSTREAM_400 = {
+    "gemini": (
+        gm.gemini_error(400, "Request contains an invalid argument.", "INVALID_ARGUMENT"),
+        "Request contains an invalid argument.",
+    ),
+    "openai": (
+        oa.openai_error(400, "Invalid 'messages[0].content': string too long.", "invalid_request_error"),
+        "Invalid 'messages[0].content': string too long.",
+    ),
+    "anthropic": (
+        an.anthropic_error(400, "invalid_request_error", "messages: roles must alternate"),
+        "messages: roles must alternate",
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_upstream_400_is_our_400_with_its_message(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    script, words = UPSTREAM_400[backend]
+    upstreams[backend].add(script)
+    with pytest.raises(BadRequestError) as caught:
+        ai.interactions.create(model=MODEL[backend], input="hi")
+    assert caught.value.status_code == 400
+    assert words in str(caught.value) and backend in str(caught.value)
+    assert len(upstreams[backend].requests) == 1
+
+
+def test_upstream_timeout_is_504_naming_the_backend(ai: genai.Client, upstreams: Upstreams) -> None:
+    """`gemini-slow-*` has a 0.5 s read timeout; the fake sends its headers, then nothing for 5 s."""
+    upstreams.gemini.add(gm.gemini_text_script("late", first_chunk_delay=5.0))
+    started = time.monotonic()
+    with pytest.raises(InternalServerError) as caught:
+        ai.interactions.create(model="gemini-slow-1", input="hi")
+    took = time.monotonic() - started
+    assert caught.value.status_code == 504
+    message = str(caught.value)
+    assert "gemini" in message and "timed out" in message
+    assert took < 4.5, f"the read timeout fired after {took:.2f} s"
+    # our side hung up on the upstream
+    until(lambda: upstreams.gemini.disconnects, timeout=5)
+
+
+def test_unreachable_upstream_is_502_naming_the_backend(ai: genai.Client) -> None:
+    with pytest.raises(InternalServerError) as caught:
+        ai.interactions.create(model="dead-model", input="hi")
+    assert caught.value.status_code == 502
+    message = str(caught.value)
+    assert "openai" in message and "connect" in message.lower()
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        an.anthropic_error(500, "api_error", "Internal server error"),
+        an.script([an.message_start()], abort_after=0),
+    ],
+    ids=["500", "cut-before-output"],
+)
+def test_broken_upstream_is_502_naming_the_backend(
+    script: Script, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    upstreams.anthropic.add(script)
+    with pytest.raises(InternalServerError) as caught:
+        ai.interactions.create(model=MODEL["anthropic"], input="hi")
+    assert caught.value.status_code == 502
+    assert "anthropic" in str(caught.value)
+    assert len(upstreams.anthropic.requests) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Built-in tools a backend cannot run
+
+
+@pytest.mark.parametrize(
+    ("backend", "tool", "name"),
+    [
+        ("anthropic", {"type": "google_search"}, "google_search"),
+        ("openai", {"type": "code_execution"}, "code_execution"),
+        ("anthropic", {"type": "url_context"}, "url_context"),
+    ],
+)
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_builtin_tool_the_backend_cannot_run_is_a_400(
+    backend: str, tool: dict[str, Any], name: str, background: bool, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        ai.interactions.create(
+            model=MODEL[backend], input="Search the web", tools=[WEATHER_TOOL, tool], background=background
+        )
+    message = str(caught.value)
+    assert name in message and backend in message
+    assert upstreams[backend].requests == []
+
+
+def test_builtin_tools_pass_through_to_gemini(ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams.gemini.add(gm.gemini_text_script("Found it."))
+    tools = [{"type": "google_search"}, {"type": "url_context"}, {"type": "code_execution"}]
+    reply = ai.interactions.create(model=MODEL["gemini"], input="Search", tools=tools)
+    assert reply.status == "completed"
+    assert only_request(upstreams.gemini).json()["tools"] == [
+        {"googleSearch": {}},
+        {"urlContext": {}},
+        {"codeExecution": {}},
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One chain, three providers
+
+
+def anthropic_think_then_call() -> Script:
+    events = [
+        an.message_start(),
+        an.block_start(0, {"type": "thinking", "thinking": "", "signature": ""}),
+        an.block_delta(0, {"type": "thinking_delta", "thinking": "London too."}),
+        an.block_delta(0, {"type": "signature_delta", "signature": "EqClaudeChainSig"}),
+        an.block_stop(0),
+        *an.text_block(1, "Checking."),
+        an.block_start(2, {"type": "tool_use", "id": "toolu_01london", "name": "get_weather", "input": {}}),
+        an.block_delta(2, {"type": "input_json_delta", "partial_json": '{"city": "London"}'}),
+        an.block_stop(2),
+        *an.message_end("tool_use"),
+    ]
+    return an.script(events)
+
+
+def test_three_turn_chain_across_three_backends(
+    ai: genai.Client, api: httpx.Client, upstreams: Upstreams
+) -> None:
+    """Gemini calls a tool; Anthropic gets the result, thinks and calls another; OpenAI gets that result and
+    answers; back on Gemini, the whole conversation is still right. Ids stay paired, signatures stay home."""
+    upstreams.gemini.add(
+        gm.gemini_function_call_script("get_weather", {"city": "Paris"}, signature="Zm4tc2ln")
+    )
+    upstreams.anthropic.add(anthropic_think_then_call())
+    upstreams.openai.add(oa.openai_text_script("Paris is sunny and London is rainy."))
+    upstreams.gemini.add(gm.gemini_text_script("Sunny, then rainy."))
+
+    one = ai.interactions.create(
+        model=MODEL["gemini"], input="Weather in Paris and London?", tools=[WEATHER_TOOL]
+    )
+    assert one.status == "requires_action"
+    paris = step_of(one, "function_call")
+
+    two = ai.interactions.create(
+        model=MODEL["anthropic"],
+        previous_interaction_id=one.id,
+        input=[{"type": "function_result", "call_id": paris.id, "name": "get_weather", "result": "sunny"}],
+        tools=[WEATHER_TOOL],
+    )
+    assert two.status == "requires_action"
+    assert step_types(two) == ["thought", "model_output", "function_call"]
+    london = step_of(two, "function_call")
+    assert london.id == "toolu_01london" and london.arguments == {"city": "London"}
+
+    three = ai.interactions.create(
+        model=MODEL["openai"],
+        previous_interaction_id=two.id,
+        input=[{"type": "function_result", "call_id": london.id, "result": "rainy"}],
+        tools=[WEATHER_TOOL],
+    )
+    assert three.status == "completed"
+    assert three.output_text == "Paris is sunny and London is rainy."
+
+    four = ai.interactions.create(
+        model=MODEL["gemini"], previous_interaction_id=three.id, input="Short version?"
+    )
+    assert four.output_text == "Sunny, then rainy."
+
+    # Anthropic: the Gemini call and its result, as tool_use / tool_result with the same id, no signature
+    anthropic = only_request(upstreams.anthropic).json()
+    assert anthropic["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and London?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": paris.id, "name": "get_weather", "input": {"city": "Paris"}}
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": paris.id, "content": "sunny"}]},
+    ]
+    assert "Zm4tc2ln" not in json.dumps(anthropic)
+
+    # OpenAI: both calls, each answered by a tool message with its id; no provider's signature
+    openai = only_request(upstreams.openai).json()
+    messages = openai["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert messages[0] == {"role": "user", "content": "Weather in Paris and London?"}
+    assert [c["id"] for c in messages[1]["tool_calls"]] == [paris.id]
+    assert json.loads(messages[1]["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+    assert messages[2] == {"role": "tool", "tool_call_id": paris.id, "content": "sunny"}
+    assert messages[3]["content"] == "Checking."
+    assert [c["id"] for c in messages[3]["tool_calls"]] == ["toolu_01london"]
+    assert json.loads(messages[3]["tool_calls"][0]["function"]["arguments"]) == {"city": "London"}
+    assert messages[4] == {"role": "tool", "tool_call_id": "toolu_01london", "content": "rainy"}
+    raw = json.dumps(openai)
+    assert "Zm4tc2ln" not in raw and "EqClaudeChainSig" not in raw
+
+    # Gemini again: its own signature back on its own call, Anthropic's thinking left out, results by name
+    gemini = upstreams.gemini.requests[1].json()
+    assert gemini["contents"] == [
+        {"role": "user", "parts": [{"text": "Weather in Paris and London?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                    "thoughtSignature": "Zm4tc2ln",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}}],
+        },
+        {
+            "role": "model",
+            "parts": [
+                {"text": "Checking."},
+                {"functionCall": {"name": "get_weather", "args": {"city": "London"}}},
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "rainy"}}}],
+        },
+        {"role": "model", "parts": [{"text": "Paris is sunny and London is rainy."}]},
+        {"role": "user", "parts": [{"text": "Short version?"}]},
+    ]
+    assert "EqClaudeChainSig" not in json.dumps(gemini)
+
+    # each stored turn: its own input, then its output
+    timelines = [[s["type"] for s in raw_interaction(api, x.id)["steps"]] for x in (one, two, three, four)]
+    assert timelines == [
+        ["user_input", "thought", "function_call"],
+        ["function_result", "thought", "model_output", "function_call"],
+        ["function_result", "model_output"],
+        ["user_input", "model_output"],
+    ]
