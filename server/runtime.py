@@ -73,6 +73,7 @@ class Runtime:
         runtime._tasks = [
             asyncio.create_task(runtime.registry.listen(redis)),
             asyncio.create_task(runtime.service.reap_forever()),
+            asyncio.create_task(runtime.service.writer.run()),
         ]
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):

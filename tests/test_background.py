@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import signal
 from collections.abc import Iterator
@@ -111,10 +112,13 @@ async def test_cancel_against_completion_has_one_winner(
         terminal = [f for f in frames if f.startswith((b"event: interaction.completed", b"event: error"))]
         assert len(terminal) == 1
         assert f'"status":"{record.status}"'.encode() in terminal[0]
+        # the output the record keeps is exactly what the log streamed
+        streamed = text_of([json.loads(f.split(b"data: ", 1)[1]) for f in frames])
+        assert (record.output_text or "") == streamed
         if record.status == "completed":
             assert record.output_text == "a b c"
         else:
-            assert "a b c".startswith(record.output_text or "")
+            assert "a b c".startswith(streamed)
 
     semaphore = asyncio.Semaphore(20)
 

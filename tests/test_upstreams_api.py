@@ -1079,3 +1079,186 @@ def test_three_turn_chain_across_three_backends(
         ["function_result", "model_output"],
         ["user_input", "model_output"],
     ]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# More pairing: parallel calls answered out of order, unanswered calls, stateless streams
+
+
+def parallel_calls_script(backend: str) -> Script:
+    """Two calls in one turn: Paris first, London second."""
+    if backend == "gemini":
+        parts = [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "cGFy"},
+            {"functionCall": {"name": "get_weather", "args": {"city": "London"}}},
+        ]
+        return gm.script([gm.chunk(parts, finish="STOP", meta=gm.usage())])
+    if backend == "openai":
+        calls = [
+            oa.chunk(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": f"call_{city.lower()}",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": ""},
+                        }
+                    ],
+                }
+            )
+            for i, city in enumerate(("Paris", "London"))
+        ]
+        frags = [
+            oa.chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps({"city": city})}}]})
+            for i, city in enumerate(("Paris", "London"))
+        ]
+        chunks = [calls[0], frags[0], calls[1], frags[1], oa.chunk({}, finish="tool_calls"), oa.usage_chunk()]
+        return oa.script(chunks)
+    events: list[dict[str, Any]] = [an.message_start()]
+    for index, city in enumerate(("Paris", "London")):
+        block = {"type": "tool_use", "id": f"toolu_{city.lower()}", "name": "get_weather", "input": {}}
+        events += [
+            an.block_start(index, block),
+            an.block_delta(index, {"type": "input_json_delta", "partial_json": json.dumps({"city": city})}),
+            an.block_stop(index),
+        ]
+    return an.script([*events, *an.message_end("tool_use")])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parallel_calls_answered_out_of_order_stay_paired(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    fake = upstreams[backend]
+    fake.add(parallel_calls_script(backend), text_script(backend, "Sunny and rainy."))
+    first = ai.interactions.create(model=MODEL[backend], input="Paris and London?", tools=[WEATHER_TOOL])
+    assert first.status == "requires_action"
+    calls = [s for s in first.steps if s.type == "function_call"]
+    assert [c.arguments["city"] for c in calls] == ["Paris", "London"]
+    assert len({c.id for c in calls}) == 2
+    paris, london = calls
+    # answered London first
+    second = ai.interactions.create(
+        model=MODEL[backend],
+        previous_interaction_id=first.id,
+        input=[
+            {"type": "function_result", "call_id": london.id, "name": "get_weather", "result": "rainy"},
+            {"type": "function_result", "call_id": paris.id, "name": "get_weather", "result": "sunny"},
+        ],
+        tools=[WEATHER_TOOL],
+    )
+    assert second.status == "completed"
+    body = fake.requests[1].json()
+    if backend == "gemini":
+        # Gemini pairs responses with calls by position: they go back in the order of the calls
+        assert body["contents"][1:] == [
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
+                        "thoughtSignature": "cGFy",
+                    },
+                    {"functionCall": {"name": "get_weather", "args": {"city": "London"}}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}},
+                    {"functionResponse": {"name": "get_weather", "response": {"result": "rainy"}}},
+                ],
+            },
+        ]
+    elif backend == "openai":
+        messages = body["messages"]
+        assistant = messages[1]
+        assert [
+            (c["id"], json.loads(c["function"]["arguments"])["city"]) for c in assistant["tool_calls"]
+        ] == [
+            ("call_paris", "Paris"),
+            ("call_london", "London"),
+        ]
+        tools = {m["tool_call_id"]: m["content"] for m in messages[2:]}
+        assert tools == {"call_paris": "sunny", "call_london": "rainy"}
+        assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
+    else:
+        assistant, results = body["messages"][1], body["messages"][2]
+        assert [(b["id"], b["input"]["city"]) for b in assistant["content"]] == [
+            ("toolu_paris", "Paris"),
+            ("toolu_london", "London"),
+        ]
+        assert results["role"] == "user"
+        assert {b["tool_use_id"]: b["content"] for b in results["content"]} == {
+            "toolu_paris": "sunny",
+            "toolu_london": "rainy",
+        }
+
+
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_call_left_unanswered_gets_a_stand_in_result(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """A client that replies with text instead of a result: the providers reject an unanswered call."""
+    fake = upstreams[backend]
+    fake.add(call_script(backend), text_script(backend, "Fine."))
+    first = ai.interactions.create(model=MODEL[backend], input="Weather?", tools=[WEATHER_TOOL])
+    call = step_of(first, "function_call")
+    ai.interactions.create(model=MODEL[backend], previous_interaction_id=first.id, input="Never mind.")
+    messages = fake.requests[1].json()["messages"]
+    if backend == "openai":
+        assert messages[2]["role"] == "tool" and messages[2]["tool_call_id"] == call.id
+        assert messages[3] == {"role": "user", "content": "Never mind."}
+    else:
+        last = messages[-1]
+        assert last["role"] == "user"
+        assert last["content"][0]["type"] == "tool_result" and last["content"][0]["tool_use_id"] == call.id
+        assert last["content"][0]["is_error"] is True
+        assert last["content"][1] == {"type": "text", "text": "Never mind."}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stateless_stream(backend: str, ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams[backend].add(text_script(backend, "No memory here"))
+    history = [
+        {"type": "user_input", "content": [{"type": "text", "text": "What is 2+2?"}]},
+        {"type": "model_output", "content": [{"type": "text", "text": "4"}]},
+        {"type": "user_input", "content": [{"type": "text", "text": "Times 3?"}]},
+    ]
+    stream = list(ai.interactions.create(model=MODEL[backend], input=history, store=False, stream=True))
+    assert stream[-1].event_type == "interaction.completed"
+    assert stream[-1].interaction.status == "completed"  # type: ignore[union-attr]
+    text = "".join(e.delta.text for e in stream if e.event_type == "step.delta")  # type: ignore[union-attr]
+    assert text == "No memory here"
+    body = only_request(upstreams[backend]).json()
+    assert user_text_of(backend, body) == "Times 3?"
+    assert "4" in json.dumps(body)
+
+
+def test_gemini_prompt_block_fails_with_a_clear_error(ai: genai.Client, upstreams: Upstreams) -> None:
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": gm.usage(output=0)}
+    upstreams.gemini.add(gm.script([blocked]))
+    reply = ai.interactions.create(model=MODEL["gemini"], input="Something bad")
+    assert reply.status == "failed"
+    assert reply.errors[0].code == "content_blocked" and "SAFETY" in reply.errors[0].message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stream_with_an_upstream_error_before_any_output(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """stream=true and the upstream refuses at once (429): the client learns the status and the message."""
+    script, words, retry_after = RATE_LIMITED[backend]
+    upstreams[backend].add(script)
+    try:
+        stream = list(ai.interactions.create(model=MODEL[backend], input="hi", stream=True))
+    except RateLimitError as exc:  # an HTTP 429 before the stream starts
+        assert exc.response.headers["retry-after"] == retry_after
+        assert words in str(exc) and backend in str(exc)
+    else:  # or an SSE `error` event: it must still say what happened
+        assert stream[-1].event_type == "error"
+        message = stream[-1].error.message  # type: ignore[union-attr]
+        assert words in message and backend in message and "429" in stream[-1].error.code + message  # type: ignore[union-attr]
+    assert len(upstreams[backend].requests) == 1

@@ -106,7 +106,7 @@ def normalize_input(raw: Any, field: str = "input") -> list[Step]:
 
 
 def _kind(item: Any, field: str) -> str:
-    """"step", "content" or "unknown", by the item's `type`."""
+    """ "step", "content" or "unknown", by the item's `type`."""
     if not isinstance(item, dict):
         raise InvalidArgument("Expected an object", field)
     kind = item.get("type")

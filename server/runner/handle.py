@@ -14,16 +14,18 @@ FENCED: Final = "fenced"
 
 
 class RunHandle:
-    __slots__ = ("member", "reason", "task")
+    __slots__ = ("member", "reason", "settling", "task")
 
     def __init__(self, member: str | None) -> None:
         self.member = member
         self.reason: str | None = None
+        #: the run is writing its end: a stop now would lose it (a cancel then wins in Redis instead)
+        self.settling = False
         self.task: asyncio.Task[Any] | None = None
 
     def stop(self, reason: str) -> bool:
         """Cancel the run's task (which closes its upstream connection) and remember why; once."""
-        if self.reason is not None or self.task is None or self.task.done():
+        if self.reason is not None or self.settling or self.task is None or self.task.done():
             return False
         self.reason = reason
         self.task.cancel()

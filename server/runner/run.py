@@ -17,6 +17,7 @@ from typing import Final
 import msgspec
 
 from ..events import sse
+from ..events.writer import LogEntry, LogWriter
 from ..protocol import status as st
 from ..protocol.events import (
     ErrorEvent,
@@ -26,7 +27,7 @@ from ..protocol.events import (
     InteractionStatusUpdate,
 )
 from ..protocol.interaction import ErrorInfo, Interaction
-from ..settings import RunnerSettings, UpstreamRetrySettings
+from ..settings import UpstreamRetrySettings
 from ..store.records import Output, StoredConfig
 from ..store.repository import Repository
 from ..upstream.base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
@@ -69,20 +70,23 @@ class RunResult(msgspec.Struct, kw_only=True):
 
 
 class _State:
-    __slots__ = ("done", "handle", "listener", "lock", "pending", "seq", "spec", "wake")
+    __slots__ = ("entry", "framed", "listener", "seq", "writer")
 
-    def __init__(self, spec: RunSpec, handle: RunHandle, listener: Listener | None) -> None:
-        self.spec = spec
-        self.handle = handle
+    def __init__(
+        self, spec: RunSpec, listener: Listener | None, writer: LogWriter | None, entry: LogEntry | None
+    ):
         self.listener = listener
         self.seq = spec.seq
-        self.pending: list[tuple[int, bytes]] = []
-        self.wake = asyncio.Event()
-        self.lock = asyncio.Lock()
-        self.done = False
+        # the log's writer, for a run whose events are logged
+        self.writer = writer if spec.logged else None
+        self.entry = entry
+        # a run nobody streams and nothing logs only counts its events
+        self.framed = listener is not None or self.writer is not None
 
     def number(self, event: Event) -> tuple[int, bytes]:
         self.seq += 1
+        if not self.framed:
+            return self.seq, b""
         event.event_id = sse.event_id(self.seq)
         return self.seq, sse.frame(event)
 
@@ -90,29 +94,34 @@ class _State:
         seq, frame = self.number(event)
         if self.listener is not None:
             self.listener.put_nowait(frame)
-        if self.spec.logged:
-            self.pending.append((seq, frame))
-            self.wake.set()
+        if self.writer is not None and self.entry is not None:
+            self.writer.add(self.entry, seq, frame)
 
 
 class Runner:
     def __init__(
-        self, repository: Repository | None, settings: RunnerSettings, retry: UpstreamRetrySettings
+        self, repository: Repository | None, writer: LogWriter | None, retry: UpstreamRetrySettings
     ) -> None:
         self.repository = repository
-        self.settings = settings
+        self.writer = writer
         self.retry = retry
 
     async def run(self, spec: RunSpec, handle: RunHandle, listener: Listener | None = None) -> RunResult:
         """Run to the end. A cancellation that did not come through `handle.stop` (a worker shutting
         down) propagates, with nothing settled: the caller hands the run back to the queue."""
-        state = _State(spec, handle, listener)
         turn = TurnBuilder()
         stored = spec.interaction_id is not None and self.repository is not None
+        entry = None
+        if stored and self.writer is not None and spec.tenant and spec.interaction_id:
+            # the writer renews the lease and reports a cancel or a takeover it sees in Redis
+            def refused(outcome: str) -> None:
+                handle.stop(reasons.FENCED if outcome == "fenced" else reasons.CANCELLED)
+
+            entry = self.writer.register(spec.tenant, spec.interaction_id, spec.fence, refused)
+        state = _State(spec, listener, self.writer, entry)
         if spec.announce:
             state.emit(InteractionCreated(interaction=self._snapshot(spec, st.IN_PROGRESS)))
         state.emit(InteractionStatusUpdate(interaction_id=spec.interaction_id or "", status=st.IN_PROGRESS))
-        keeper = asyncio.create_task(self._keep(state)) if stored else None
         error: UpstreamError | None = None
         produced = False
         try:
@@ -122,31 +131,28 @@ class Runner:
                         produced = True
                         for api_event in turn.feed(event):
                             state.emit(api_event)
-                        if len(state.pending) >= self.settings.flush_max_events:
-                            await self._flush(state)
                 status = turn.final_status()
             except asyncio.CancelledError:
                 if handle.reason is None:
                     raise
                 if handle.reason == reasons.FENCED:
+                    await self._release(state)
                     return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
                 status = st.CANCELLED
             except UpstreamError as exc:
                 error = exc
                 status = st.FAILED
-        finally:
-            state.done = True
-            if keeper is not None:
-                keeper.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await keeper
+        except BaseException:
+            await self._release(state)
+            raise
+        handle.settling = True
         for api_event in turn.close_step():
             state.emit(api_event)
         errors = [ErrorInfo(code=_error_code(error), message=str(error))] if error else None
         if turn.error is not None:
             errors = [*(errors or []), turn.error]
         output = Output(steps=turn.steps, usage=turn.usage, errors=errors)
-        return await self._settle(state, status, output, error, produced, stored)
+        return await self._settle(spec, state, handle, status, output, error, produced, stored)
 
     # -- upstream --------------------------------------------------------------------------------------
 
@@ -169,49 +175,28 @@ class Runner:
                 delay = exc.retry_after if exc.retry_after is not None else backoff
                 await asyncio.sleep(min(delay, self.retry.backoff_max_seconds))
 
-    # -- log and lease ---------------------------------------------------------------------------------
-
-    async def _keep(self, state: _State) -> None:
-        """Flush events shortly after they are made, and renew the lease while none are."""
-        interval = self.settings.flush_interval_ms / 1000
-        while not state.done:
-            # not asyncio.wait_for: on 3.11 it can swallow the cancellation that ends this task
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.heartbeat_seconds):
-                    await state.wake.wait()
-            if state.done:
-                return
-            if state.pending:
-                await asyncio.sleep(interval)
-            state.wake.clear()
-            await self._flush(state)
-
-    async def _flush(self, state: _State) -> None:
-        spec = state.spec
-        assert self.repository is not None and spec.tenant and spec.interaction_id
-        async with state.lock:
-            batch, state.pending = state.pending, []
-            result = await self.repository.append(spec.tenant, spec.interaction_id, spec.fence, batch)
-            if result.outcome == "ok":
-                return
-            # not written: the settle writes them, if this run still owns the interaction
-            state.pending = batch + state.pending
-            state.handle.stop(reasons.FENCED if result.outcome == "fenced" else reasons.CANCELLED)
+    async def _release(self, state: _State) -> list[tuple[int, bytes]]:
+        """Take the run off the writer; its frames not written yet go with the settle."""
+        if self.writer is None or state.entry is None:
+            return []
+        return await asyncio.shield(self.writer.release(state.entry))
 
     # -- the end ---------------------------------------------------------------------------------------
 
     async def _settle(
         self,
+        spec: RunSpec,
         state: _State,
+        handle: RunHandle,
         status: str,
         output: Output,
         error: UpstreamError | None,
         produced: bool,
         stored: bool,
     ) -> RunResult:
-        spec = state.spec
+        pending = await self._release(state)
         start_seq = state.seq
-        expect = st.CANCELLED if state.handle.reason == reasons.CANCELLED else st.IN_PROGRESS
+        expect = st.CANCELLED if handle.reason == reasons.CANCELLED else st.IN_PROGRESS
         while True:
             final = self._final(spec, status, output)
             terminal = [state.number(e) for e in _terminal_events(final, error)]
@@ -226,7 +211,7 @@ class Runner:
                 status=status,
                 output=output,
                 updated=final.updated or render.timestamp(),
-                events=[*state.pending, *terminal],
+                events=[*pending, *terminal],
             )
             if result.outcome == "ok":
                 break

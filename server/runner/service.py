@@ -17,6 +17,7 @@ import msgspec
 from redis.asyncio import Redis
 
 from ..events.sse import frame
+from ..events.writer import LogWriter
 from ..protocol import status as st
 from ..protocol.codec import InvalidArgument
 from ..protocol.events import ErrorEvent, InteractionCompleted, InteractionStatusUpdate
@@ -79,8 +80,9 @@ class InteractionService:
         self.router = router
         self.registry = registry
         self.enqueue = enqueue
-        self.runner = Runner(repository, settings.runner, settings.upstream_retry)
-        self.stateless_runner = Runner(None, settings.runner, settings.upstream_retry)
+        self.writer = LogWriter(repository, settings.runner)
+        self.runner = Runner(repository, self.writer, settings.upstream_retry)
+        self.stateless_runner = Runner(None, None, settings.upstream_retry)
 
     # -- create ----------------------------------------------------------------------------------------
 

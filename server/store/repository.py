@@ -48,6 +48,15 @@ class Claim(msgspec.Struct, frozen=True):
     detail: str = ""
 
 
+class RunBatch(msgspec.Struct, frozen=True):
+    """One run's part of a batched write: its numbered SSE frames (none for a heartbeat)."""
+
+    tenant: str
+    interaction_id: str
+    fence: int
+    events: Sequence[tuple[int, bytes]]
+
+
 class Settle(msgspec.Struct, frozen=True):
     #: ok | fenced | status | missing
     outcome: str
@@ -217,27 +226,23 @@ class Repository:
             return Claim("ok", fence=int(result[1]), seq=int(result[2]), prior=_str(result[3]))
         return Claim(outcome, detail=_str(result[1]) if len(result) > 1 else "")
 
-    async def append(
-        self, tenant: str, interaction_id: str, fence: int, events: Sequence[tuple[int, bytes]] = ()
-    ) -> Settle:
-        """Write a batch of numbered events and renew the lease; also the heartbeat (no events)."""
-        args: list[Any] = [
-            fence,
-            now_ms() + self.lease_ms,
-            keys.member(tenant, interaction_id),
-            self.ttl_ms,
-        ]
-        for seq, payload in events:
-            args += [seq, payload]
-        result = await self.scripts.append(
-            keys=[
-                keys.interaction(tenant, interaction_id),
-                keys.events(tenant, interaction_id),
-                keys.RUNNING,
-            ],
-            args=args,
-        )
-        return Settle(_str(result[0]), _str(result[1]) if len(result) > 1 else "")
+    async def append(self, runs: Sequence[RunBatch]) -> list[str]:
+        """Write the batches of many runs in one call and renew their leases; also their heartbeat.
+
+        Returns, per run, "ok", "fenced" or the status that stopped the write (e.g. "cancelled").
+        """
+        keys_: list[str] = [keys.RUNNING]
+        args: list[Any] = [now_ms() + self.lease_ms, self.ttl_ms]
+        for run in runs:
+            keys_ += [
+                keys.interaction(run.tenant, run.interaction_id),
+                keys.events(run.tenant, run.interaction_id),
+            ]
+            args += [run.fence, keys.member(run.tenant, run.interaction_id), len(run.events)]
+            for seq, frame in run.events:
+                args += [seq, frame]
+        results = await self.scripts.append(keys=keys_, args=args)
+        return [_str(r) for r in results]
 
     async def finish(
         self,

@@ -1,18 +1,34 @@
--- A runner's batched write: events to the log, and the lease renewed. Also its heartbeat (no events).
--- Returns the status, so a cancel is noticed on every flush even if its pub/sub message was lost.
--- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set
--- ARGV[1] fence, ARGV[2] lease deadline ms, ARGV[3] member, ARGV[4] log ttl ms, ARGV[5..] seq, json, ...
-local f = redis.call('HMGET', KEYS[1], 'fence', 'status')
-if f[1] ~= ARGV[1] then return {'fenced', f[2] or ''} end
-if f[2] ~= 'in_progress' then return {'status', f[2]} end
-if #ARGV >= 5 then
-  local seq
-  for i = 5, #ARGV, 2 do
-    seq = ARGV[i]
-    redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[i + 1])
+-- The batched write of every run of a process: each run's events go to its log and its lease is renewed.
+-- Also the heartbeat (a run with no events). Each run gets back its status, so a cancel is noticed on the
+-- next flush even if its pub/sub message was lost; a run that is no longer in_progress, or whose fence
+-- moved on, writes nothing.
+-- KEYS[1] running set, then per run: its hash, its event log
+-- ARGV[1] lease deadline ms, ARGV[2] log ttl ms, then per run: fence, member, n, then n times seq, frame
+local results = {}
+local a = 3
+for i = 1, (#KEYS - 1) / 2 do
+  local hash, log = KEYS[2 * i], KEYS[2 * i + 1]
+  local fence, member, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  a = a + 3
+  local f = redis.call('HMGET', hash, 'fence', 'status')
+  if f[1] ~= fence then
+    results[i] = 'fenced'
+  elseif f[2] ~= 'in_progress' then
+    results[i] = f[2]
+  else
+    if n > 0 then
+      local seq
+      for j = 0, n - 1 do
+        seq = ARGV[a + 2 * j]
+        -- pcall: a duplicate id must not abort the other runs' writes
+        redis.pcall('XADD', log, '0-' .. seq, 'e', ARGV[a + 2 * j + 1])
+      end
+      redis.call('HSET', hash, 'seq', seq)
+      redis.call('PEXPIRE', log, ARGV[2])
+    end
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[1], member)
+    results[i] = 'ok'
   end
-  redis.call('HSET', KEYS[1], 'seq', seq)
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  a = a + 2 * n
 end
-redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[3])
-return {'ok', f[2]}
+return results

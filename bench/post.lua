@@ -1,0 +1,19 @@
+-- wrk script of the bench: POST the body in the file $BENCH_BODY_FILE with the API key $BENCH_API_KEY, and
+-- print one machine-readable line at the end (latencies in microseconds).
+local file = assert(io.open(os.getenv("BENCH_BODY_FILE"), "rb"))
+wrk.method = "POST"
+wrk.body = file:read("*a")
+file:close()
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["x-goog-api-key"] = os.getenv("BENCH_API_KEY") or "bench-key"
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_JSON {"requests":%d,"duration_us":%d,"bytes":%d,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},' ..
+    '"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\n',
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean, latency.max))
+end

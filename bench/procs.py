@@ -1,0 +1,236 @@
+"""The processes of a bench run, and what /proc says about them (CPU time, RSS).
+
+A private redis-server on a free loopback port, the production server (`python -m server`, granian), worker
+processes (`python -m workers`) and the baseline (`python -m bench.baseline_app`, granian too), each in its own
+process group so that it is stopped with everything it spawned, and only that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from server.embedded_redis import RedisProcess, free_port
+
+from .client import Connection
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+#: variables of the caller's environment that would point the stack elsewhere
+_OURS = ("REDIS_URL", "HOST", "PORT", "WEB_PROCESSES", "EMBEDDED_WORKER", "IX_CONFIG", "IX_MODELS")
+
+
+# -- /proc -----------------------------------------------------------------------------------------------
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name may hold spaces and parentheses: the fields start after the last ")"
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None:
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo += parents.get(current, [])
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes (those still alive), in seconds."""
+    ticks = 0
+    for pid in pids:
+        fields = _stat_fields(pid)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / CLOCK_TICKS
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
+    except OSError:
+        return 0
+
+
+def children_cpu_seconds() -> float:
+    """CPU time of this process's children that have been waited for (the load generators)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+# -- processes -------------------------------------------------------------------------------------------
+
+
+class Child:
+    """A process of ours in its own session; stopped by its process group."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.name = name
+        self.args = args
+        self.env = env
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Child:
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def pids(self) -> list[int]:
+        return descendants(self.pid)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+class WebServer:
+    """An HTTP server of ours (the production server or the baseline) on a free loopback port."""
+
+    def __init__(self, child: Child, port: int, processes: int) -> None:
+        self.child = child
+        self.port = port
+        self.processes = processes
+        self.url = f"http://127.0.0.1:{port}"
+
+    def pids(self) -> list[int]:
+        return self.child.pids()
+
+    def serving_pids(self) -> list[int]:
+        """The processes that serve requests: granian's workers (its main process only supervises)."""
+        pids = self.pids()
+        return pids[1:] if len(pids) > 1 else pids
+
+    async def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.child.alive():
+                raise RuntimeError(f"{self.child.name} exited at start:\n{self.child.log()[-3000:]}")
+            try:
+                async with Connection(self.url) as conn:
+                    response = await conn.request("GET", "/readyz")
+                if response.status == 200:
+                    # granian starts its workers one by one: wait until all of them are up
+                    if len(self.serving_pids()) >= self.processes:
+                        return
+            except (OSError, asyncio.IncompleteReadError, ConnectionError):
+                pass
+            await asyncio.sleep(0.1)
+        raise RuntimeError(f"{self.child.name} did not become ready:\n{self.child.log()[-3000:]}")
+
+
+class Stack:
+    """Everything one bench run starts, in `workdir` (logs, Redis data, the models file)."""
+
+    def __init__(self, workdir: Path, models_toml: str, upstream_url: str) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.models_path = workdir / "models.toml"
+        self.models_path.write_text(models_toml)
+        self.upstream_url = upstream_url
+        # persistence off: an AOF rewrite in the middle of a measurement is noise; both paths share this Redis
+        self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=False)
+        self.children: list[Child] = []
+
+    @property
+    def redis_url(self) -> str:
+        return self.redis.url
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _OURS and not k.startswith(("GEMINI_", "GOOGLE_"))}
+        env.update(REDIS_URL=self.redis_url, IX_MODELS=str(self.models_path), PYTHONUNBUFFERED="1")
+        env.update(extra)
+        return env
+
+    def _child(self, name: str, args: list[str], env: dict[str, str]) -> Child:
+        child = Child(name, args, env, self.workdir / f"{name}.log").start()
+        self.children.append(child)
+        return child
+
+    def start_redis(self) -> None:
+        self.redis.start()
+
+    async def start_server(self, name: str, processes: int) -> WebServer:
+        """The production server as `make run` starts it, with REDIS_URL set (so no embedded worker)."""
+        port = free_port()
+        env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), EMBEDDED_WORKER="0")
+        server = WebServer(self._child(name, [sys.executable, "-m", "server"], env), port, processes)
+        await server.wait_ready()
+        return server
+
+    async def start_baseline(self, name: str, processes: int) -> WebServer:
+        port = free_port()
+        env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), BENCH_UPSTREAM_URL=self.upstream_url)
+        server = WebServer(self._child(name, [sys.executable, "-m", "bench.baseline_app"], env), port, processes)
+        await server.wait_ready()
+        return server
+
+    async def start_worker(self, name: str, timeout: float = 30.0) -> Child:
+        child = self._child(name, [sys.executable, "-m", "workers"], self.env())
+        deadline = time.monotonic() + timeout
+        while "worker ready" not in child.log():
+            if not child.alive():
+                raise RuntimeError(f"{name} exited at start:\n{child.log()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start:\n{child.log()[-3000:]}")
+            await asyncio.sleep(0.05)
+        return child
+
+    def redis_pids(self) -> list[int]:
+        process = self.redis.process
+        return [process.pid] if process is not None and process.poll() is None else []
+
+    def stop(self) -> None:
+        for child in reversed(self.children):
+            child.stop()
+        self.children.clear()
+        self.redis.stop()

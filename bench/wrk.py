@@ -1,0 +1,119 @@
+"""Running wrk (Debian's package) with bench/post.lua, and the server's CPU time over the same interval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .procs import children_cpu_seconds, cpu_seconds
+
+LUA = Path(__file__).resolve().parent / "post.lua"
+
+
+class WrkMissing(RuntimeError):
+    pass
+
+
+def wrk_binary() -> str:
+    binary = shutil.which("wrk")
+    if binary is None:
+        raise WrkMissing("wrk was not found on PATH; install Debian's package: apt-get install -y wrk")
+    return binary
+
+
+@dataclass
+class WrkResult:
+    requests: int
+    seconds: float
+    errors: int
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    mean_ms: float
+    #: CPU time of the server's processes and of Redis over the run, per request
+    server_cpu_ms: float
+    redis_cpu_ms: float
+    #: share of one core used by the server processes, and by wrk itself
+    server_cores: float
+    loadgen_cores: float
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "rps": round(self.rps, 1),
+            "requests": self.requests,
+            "seconds": round(self.seconds, 3),
+            "errors": self.errors,
+            "p50_ms": round(self.p50_ms, 3),
+            "p90_ms": round(self.p90_ms, 3),
+            "p99_ms": round(self.p99_ms, 3),
+            "mean_ms": round(self.mean_ms, 3),
+            "server_cpu_ms_per_req": round(self.server_cpu_ms, 4),
+            "redis_cpu_ms_per_req": round(self.redis_cpu_ms, 4),
+            "server_cores": round(self.server_cores, 3),
+            "loadgen_cores": round(self.loadgen_cores, 3),
+        }
+
+
+async def run_wrk(
+    url: str,
+    body: bytes,
+    *,
+    api_key: str,
+    connections: int,
+    seconds: float,
+    server_pids: list[int],
+    redis_pids: list[int],
+    workdir: Path,
+) -> WrkResult:
+    body_file = workdir / "wrk-body.json"
+    body_file.write_bytes(body)
+    env = {**os.environ, "BENCH_BODY_FILE": str(body_file), "BENCH_API_KEY": api_key}
+    args = [
+        wrk_binary(),
+        "-t1",
+        f"-c{connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(LUA),
+        url,
+    ]
+    server_before, redis_before = cpu_seconds(server_pids), cpu_seconds(redis_pids)
+    loadgen_before, wall_before = children_cpu_seconds(), time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await proc.communicate()
+    wall = time.monotonic() - wall_before
+    server_cpu = cpu_seconds(server_pids) - server_before
+    redis_cpu = cpu_seconds(redis_pids) - redis_before
+    loadgen_cpu = children_cpu_seconds() - loadgen_before
+    line = next((ln for ln in out.decode().splitlines() if ln.startswith("BENCH_JSON ")), None)
+    if proc.returncode != 0 or line is None:
+        raise RuntimeError(f"wrk failed ({proc.returncode}): {out.decode()[-2000:]} {err.decode()[-2000:]}")
+    data = json.loads(line[len("BENCH_JSON ") :])
+    requests = int(data["requests"])
+    per = 1000.0 / requests if requests else 0.0
+    return WrkResult(
+        requests=requests,
+        seconds=data["duration_us"] / 1e6,
+        errors=sum(int(v) for v in data["errors"].values()),
+        p50_ms=data["p50_us"] / 1000,
+        p90_ms=data["p90_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        mean_ms=data["mean_us"] / 1000,
+        server_cpu_ms=server_cpu * per,
+        redis_cpu_ms=redis_cpu * per,
+        server_cores=server_cpu / wall,
+        loadgen_cores=loadgen_cpu / wall,
+    )
