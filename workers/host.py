@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from arq.worker import Worker, func
+from redis.exceptions import RedisError
 
 from server.runtime import JOB_NAME, Runtime, job_deserializer, job_serializer
 
@@ -50,7 +51,21 @@ class WorkerHost:
         logging.getLogger("arq.worker").setLevel(logging.WARNING)
 
     def start(self) -> None:
-        self.task = asyncio.create_task(self.worker.main())
+        self.task = asyncio.create_task(self._supervise())
+
+    async def _supervise(self) -> None:
+        """arq's poll loop ends on the first Redis error; run it again until we stop."""
+        while True:
+            try:
+                await self.worker.main()
+                return
+            except asyncio.CancelledError:
+                raise
+            except RedisError as exc:
+                log.warning("worker lost Redis (%s); polling again in 0.5s", exc)
+            except Exception:
+                log.exception("worker loop failed; polling again in 0.5s")
+            await asyncio.sleep(0.5)
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.runtime.settings.worker.shutdown_grace_seconds if grace is None else grace

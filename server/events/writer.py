@@ -15,6 +15,8 @@ import logging
 import time
 from collections.abc import Callable
 
+from redis.exceptions import RedisError
+
 from ..settings import RunnerSettings
 from ..store.repository import Repository, RunBatch
 
@@ -103,6 +105,8 @@ class LogWriter:
                     await self._flush(batch[start : start + _RUNS_PER_CALL])
                 except asyncio.CancelledError:
                     raise
+                except RedisError as exc:
+                    log.warning("event log flush failed (%s); retrying on the next tick", exc)
                 except Exception:
                     log.exception("event log flush failed; retrying on the next tick")
 

@@ -51,7 +51,7 @@ class RunRegistry:
                             self.stop(data.decode())
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
                 self.listening.clear()
-                log.exception("cancel listener lost its connection; reconnecting")
+                log.warning("cancel listener lost its connection (%s); reconnecting", exc)
                 await asyncio.sleep(0.5)

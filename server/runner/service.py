@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from ..events.sse import frame
 from ..events.writer import LogWriter
@@ -411,6 +412,8 @@ class InteractionService:
                 await self.reap_once()
             except asyncio.CancelledError:
                 raise
+            except RedisError as exc:
+                log.warning("reaper: Redis unavailable (%s)", exc)
             except Exception:
                 log.exception("reaper pass failed")
             await asyncio.sleep(self.settings.runner.reaper_interval_seconds)
