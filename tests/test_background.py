@@ -275,3 +275,24 @@ async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:
         assert sum(1 for _id, f in log if f[b"e"].startswith(b"event: interaction.completed")) == 1
     finally:
         await redis.aclose()
+
+
+def test_a_foreground_run_whose_web_process_dies_is_failed(crash: Stack) -> None:
+    key = new_key()
+    doomed_url = crash.start_server()
+    doomed = crash.servers[-1][0]
+    survivor = crash.servers[0][1]
+    try:
+        with httpx.Client(base_url=doomed_url, headers={"x-goog-api-key": key}, timeout=30) as http:
+            body = {"model": "echo-slow", "input": LONG, "stream": True}
+            with http.stream("POST", "/v1beta/interactions", json=body) as response:
+                first = next(events(response))
+                interaction_id = first["interaction"]["id"]
+                doomed.signal(signal.SIGKILL)
+        with httpx.Client(base_url=survivor, headers={"x-goog-api-key": key}, timeout=30) as http:
+            failed = until(lambda: _status(http, interaction_id, "failed"), timeout=20)
+        assert failed["errors"][0]["code"] == "worker_lost"
+        assert "server" in failed["errors"][0]["message"]
+    finally:
+        doomed.stop()
+        crash.servers.pop()
