@@ -6,7 +6,8 @@
   parsing): the ceiling for streaming through litestar + granian + httpx.
 - `GET /readyz`: a Redis PING.
 
-`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES and BENCH_UPSTREAM_URL.
+`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES and BENCH_UPSTREAM_URL, and for
+experiments BENCH_BASELINE_SETS (Redis round trips per create, one by default).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ JSON = "application/json"
 
 
 class State:
-    def __init__(self, redis: Redis, http: httpx.AsyncClient, upstream_url: str) -> None:
+    def __init__(self, redis: Redis, http: httpx.AsyncClient, upstream_url: str, sets: int) -> None:
         self.redis = redis
         self.http = http
         self.upstream_url = upstream_url
+        self.sets = sets
 
 
 def _state(request: Request[Any, Any, Any]) -> State:
@@ -46,8 +48,11 @@ async def create(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     body = await request.body()
     key = "bench:" + secrets.token_urlsafe(16)
-    await state.redis.set(key, body, px=TTL_MS)
-    content = b'{"id":"' + key[6:].encode() + b'","object":"interaction","status":"completed","request":' + body
+    for _ in range(state.sets):
+        await state.redis.set(key, body, px=TTL_MS)
+    content = (
+        b'{"id":"' + key[6:].encode() + b'","object":"interaction","status":"completed","request":' + body
+    )
     return Response(content=content + b"}", media_type=JSON)
 
 
@@ -87,7 +92,7 @@ def create_app() -> Litestar:
             timeout=httpx.Timeout(connect=5.0, read=300.0, write=10.0, pool=5.0),
             limits=httpx.Limits(max_connections=2000, max_keepalive_connections=100),
         )
-        app.state.bench = State(redis, http, upstream_url)
+        app.state.bench = State(redis, http, upstream_url, int(os.environ.get("BENCH_BASELINE_SETS", "1")))
         try:
             yield
         finally:

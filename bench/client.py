@@ -55,7 +55,9 @@ class Connection:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def send(self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+    async def send(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> None:
         if self.writer is None or not self.reusable:
             await self.close()
             await self.open()

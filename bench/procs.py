@@ -1,8 +1,8 @@
 """The processes of a bench run, and what /proc says about them (CPU time, RSS).
 
-A private redis-server on a free loopback port, the production server (`python -m server`, granian), worker
-processes (`python -m workers`) and the baseline (`python -m bench.baseline_app`, granian too), each in its own
-process group so that it is stopped with everything it spawned, and only that.
+A private redis-server on a free loopback port, the production server (`python -m server`, granian),
+worker processes (`python -m workers`) and the baseline (`python -m bench.baseline_app`, granian too),
+each in its own process group so that it is stopped with everything it spawned, and only that.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 #: variables of the caller's environment that would point the stack elsewhere
+#: upstream credentials: the bench never talks to a real upstream
+_SECRETS = ("GEMINI_", "GOOGLE_", "OPENAI_", "ANTHROPIC_")
 _OURS = ("REDIS_URL", "HOST", "PORT", "WEB_PROCESSES", "EMBEDDED_WORKER", "IX_CONFIG", "IX_MODELS")
 
 
@@ -102,7 +104,12 @@ class Child:
     def start(self) -> Child:
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
-                self.args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.args,
+                env=self.env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         return self
 
@@ -150,8 +157,8 @@ class WebServer:
         pids = self.pids()
         return pids[1:] if len(pids) > 1 else pids
 
-    async def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
+    async def wait_ready(self, within: float = 30.0) -> None:
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             if not self.child.alive():
                 raise RuntimeError(f"{self.child.name} exited at start:\n{self.child.log()[-3000:]}")
@@ -186,7 +193,9 @@ class Stack:
         return self.redis.url
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in _OURS and not k.startswith(("GEMINI_", "GOOGLE_"))}
+        env = {
+            k: v for k, v in os.environ.items() if k not in _OURS and not k.startswith(("GEMINI_", "GOOGLE_"))
+        }
         env.update(REDIS_URL=self.redis_url, IX_MODELS=str(self.models_path), PYTHONUNBUFFERED="1")
         env.update(extra)
         return env
@@ -210,13 +219,15 @@ class Stack:
     async def start_baseline(self, name: str, processes: int) -> WebServer:
         port = free_port()
         env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), BENCH_UPSTREAM_URL=self.upstream_url)
-        server = WebServer(self._child(name, [sys.executable, "-m", "bench.baseline_app"], env), port, processes)
+        server = WebServer(
+            self._child(name, [sys.executable, "-m", "bench.baseline_app"], env), port, processes
+        )
         await server.wait_ready()
         return server
 
-    async def start_worker(self, name: str, timeout: float = 30.0) -> Child:
+    async def start_worker(self, name: str, within: float = 30.0) -> Child:
         child = self._child(name, [sys.executable, "-m", "workers"], self.env())
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + within
         while "worker ready" not in child.log():
             if not child.alive():
                 raise RuntimeError(f"{name} exited at start:\n{child.log()[-3000:]}")

@@ -44,7 +44,7 @@ class _StampingWriter:
 
     @property
     def transport(self) -> asyncio.WriteTransport:
-        return cast(asyncio.WriteTransport, self._writer.transport)
+        return self._writer.transport
 
     def write(self, data: bytes) -> None:
         self._writes += 1
@@ -80,7 +80,9 @@ class BenchUpstream(FakeServer):
     def chat_url(self) -> str:
         return self.base_url + "/v1/chat/completions"
 
-    async def _respond(self, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _respond(
+        self, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         # FakeServer appended this request just before calling us, with no await in between
         request = self.requests.pop()
         self.requests.clear()
@@ -92,7 +94,9 @@ class BenchUpstream(FakeServer):
         _current.set(exchange)
         chosen = self.by_model.get(model, script)
         try:
-            await super()._respond(chosen, reader, cast(asyncio.StreamWriter, _StampingWriter(writer, exchange)))
+            await super()._respond(
+                chosen, reader, cast(asyncio.StreamWriter, _StampingWriter(writer, exchange))
+            )
         finally:
             exchange.ended_at = time.monotonic()
             exchange.ended.set()
@@ -116,4 +120,4 @@ def _tag_of(body: dict[str, Any]) -> str:
     return parts[0] if parts else ""
 
 
-__all__ = ["BenchUpstream", "Exchange", "first_token_script", "openai_text_script", "words"]
+__all__ = ["BenchUpstream", "Exchange", "Script", "first_token_script", "openai_text_script", "words"]

@@ -286,7 +286,8 @@ def test_a_foreground_run_whose_web_process_dies_is_failed(crash: Stack) -> None
         with httpx.Client(base_url=doomed_url, headers={"x-goog-api-key": key}, timeout=30) as http:
             body = {"model": "echo-slow", "input": LONG, "stream": True}
             with http.stream("POST", "/v1beta/interactions", json=body) as response:
-                first = next(events(response))
+                reader = events(response)  # held: a dropped reader would close the connection
+                first = next(reader)
                 interaction_id = first["interaction"]["id"]
                 doomed.signal(signal.SIGKILL)
         with httpx.Client(base_url=survivor, headers={"x-goog-api-key": key}, timeout=30) as http:

@@ -75,7 +75,11 @@ def test_frames_are_lf_only_with_event_lines(http: httpx.Client) -> None:
 
 
 def test_function_call_streams_arguments_delta(beta: genai.Client) -> None:
-    tool = {"type": "function", "name": "lookup", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
+    tool = {
+        "type": "function",
+        "name": "lookup",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    }
     received = list(beta.interactions.create(model="echo", input="find it", tools=[tool], stream=True))
     start = next(e for e in received if e.event_type == "step.start")
     assert start.step.type == "function_call" and start.step.name == "lookup" and start.step.id
@@ -199,7 +203,9 @@ def test_keepalive_comments_while_nothing_happens(streams: Stack) -> None:
                 "/v1beta/interactions", json={"model": "echo", "input": "later", "background": True}
             ).json()
             started = time.monotonic()
-            with http.stream("GET", f"/v1beta/interactions/{reply['id']}", params={"stream": "true"}) as response:
+            with http.stream(
+                "GET", f"/v1beta/interactions/{reply['id']}", params={"stream": "true"}
+            ) as response:
                 for line in response.iter_lines():
                     if line.startswith(":"):
                         break
@@ -207,8 +213,10 @@ def test_keepalive_comments_while_nothing_happens(streams: Stack) -> None:
         finally:
             streams.start_worker()
         done = until(
-            lambda: http.get(f"/v1beta/interactions/{reply['id']}", params={"stream": "false"}).json()["status"]
-            == "completed",
+            lambda: (
+                http.get(f"/v1beta/interactions/{reply['id']}", params={"stream": "false"}).json()["status"]
+                == "completed"
+            ),
             timeout=10,
         )
         assert done

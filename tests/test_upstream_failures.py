@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from google import genai
+from google.genai._interactions import InternalServerError
 
 from tests.fakes import anthropic as an
 from tests.fakes import gemini as gm
@@ -89,7 +90,7 @@ def test_background_backoff_without_retry_after_is_exponential(
 
 
 def test_background_that_always_fails_names_the_upstream_status_and_message(
-    ai: genai.Client, upstreams: Upstreams
+    ai: genai.Client, api: httpx.Client, upstreams: Upstreams
 ) -> None:
     fake = upstreams.openai
     message = "The server had an error while processing your request."
@@ -103,6 +104,11 @@ def test_background_that_always_fails_names_the_upstream_status_and_message(
     assert message in error.message and "openai" in error.message
     time.sleep(0.3)  # no attempt after the last one
     assert len(fake.requests) == RETRY["attempts"]
+    # the event log agrees with the record: it ends with the same error
+    with api.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+        replay = list(sse_events(response))
+    assert replay[-1]["event_type"] == "error"
+    assert replay[-1]["error"]["message"] == error.message
 
 
 @pytest.mark.parametrize(
@@ -308,6 +314,58 @@ def test_background_stream_disconnect_does_not_cancel(
     assert done.status == "completed"
     assert done.output_text.split() == [f"w{i}" for i in range(15)]
     assert fake.disconnects == [] and fake.completed == completed + 1
+
+
+def test_foreground_stream_disconnect_while_the_upstream_is_silent(
+    api: httpx.Client, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """A thinking model may say nothing for a long time: a client that leaves then is still noticed, and the
+    upstream call stopped, without waiting for the upstream's next token."""
+    fake = upstreams.gemini
+    fake.add(gm.gemini_text_script("finally", first_chunk_delay=8.0))
+    body = {"model": MODEL["gemini"], "input": "Think hard", "stream": True}
+    with api.stream("POST", "/v1beta/interactions", json=body) as response:
+        # keep the reader: a dropped generator closes the response (and so the connection) at once
+        reader = sse_events(response)
+        first = next(reader)
+        # leave once the upstream call is under way (before it, there is no connection to close)
+        until(lambda: fake.requests, timeout=5)
+        dropped = time.monotonic()
+    interaction_id = first["interaction"]["id"]
+    until(lambda: fake.disconnects, timeout=6)
+    latency = (fake.disconnects[0] - dropped) * 1000
+    print(f"\nclient dropped during silence -> upstream connection closed: {latency:.0f} ms")
+    stopped = wait_status(ai, interaction_id, "cancelled", "completed", "failed", timeout=5)
+    assert stopped.status == "cancelled"
+
+
+def test_background_overload_right_after_message_start_is_retried(
+    ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """Anthropic's overloaded_error often arrives as an SSE event after the 200 and `message_start`, before
+    any content: no output was made, so a background run retries it like a 529."""
+    fake = upstreams.anthropic
+    fake.add(overloaded_after_message_start(), an.anthropic_text_script("Hello world"))
+    reply = create_background(ai, "anthropic")
+    done = wait_status(ai, reply.id, "completed", "failed")
+    assert len(fake.requests) == 2, [e.message for e in done.errors or []]
+    assert done.status == "completed" and done.output_text == "Hello world"
+
+
+def overloaded_after_message_start() -> Any:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    return an.script([an.message_start(), error])
+
+
+def test_foreground_overload_right_after_message_start_is_an_http_error(
+    ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """No output was made: like a 529 status, this is our 502 naming the backend (spec: broken upstream)."""
+    upstreams.anthropic.add(overloaded_after_message_start())
+    with pytest.raises(InternalServerError) as caught:
+        ai.interactions.create(model=MODEL["anthropic"], input="hi")
+    assert caught.value.status_code == 502
+    assert "anthropic" in str(caught.value) and "Overloaded" in str(caught.value)
 
 
 def test_upstream_keys_are_not_logged(e2e_stack: Stack) -> None:

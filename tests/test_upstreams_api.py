@@ -34,6 +34,8 @@ from tests.fakes import gemini as gm
 from tests.fakes import openai as oa
 from tests.fakes.http import FakeServer, RecordedRequest, Script
 
+from .sse import events as sse_events
+from .sse import text_of
 from .support import Stack
 from .waiting import until
 
@@ -117,6 +119,7 @@ def models_toml(up: Upstreams, dead_url: str) -> str:
             route(
                 "gemini-slow-*", "gemini", up.gemini.base_url, "IX_E2E_GEMINI_KEY", read_timeout_seconds=0.5
             ),
+            route("gemini-brief-*", "gemini", up.gemini.base_url, "IX_E2E_GEMINI_KEY", deadline_seconds=0.6),
             route("dead-*", "openai", dead_url, "IX_E2E_OPENAI_KEY", connect_timeout_seconds=2.0),
             route("gemini-*", "gemini", up.gemini.base_url, "IX_E2E_GEMINI_KEY"),
             route("gpt-*", "openai", up.openai.base_url + "/v1", "IX_E2E_OPENAI_KEY"),
@@ -439,6 +442,7 @@ def test_function_calling_round_trip(
         ]
         assert json.loads("".join(fragments)) == {"city": "Paris"}
         assert events[-1].event_type == "interaction.completed"
+        assert events[-1].interaction.status == "requires_action"  # type: ignore[union-attr]
         first = ai.interactions.get(events[0].interaction.id)  # type: ignore[union-attr]
     else:
         first = ai.interactions.create(model=model, input="Weather in Paris?", tools=[WEATHER_TOOL])
@@ -808,7 +812,7 @@ RATE_LIMITED = {
     ),
     "openai": (
         oa.openai_error(
-            429, "Rate limit reached for gpt-4o", "rate_limit_exceeded", {"retry-after-ms": "3200"}
+            429, "Rate limit reached for gpt-4o", "rate_limit_exceeded", {"retry-after-ms": "3000"}
         ),
         "Rate limit reached for gpt-4o",
         "3",
@@ -836,6 +840,13 @@ def test_upstream_429_passes_through_with_retry_after(
     assert error.response.headers["retry-after"] == retry_after
     assert words in str(error) and backend in str(error)
     assert len(upstreams[backend].requests) == 1
+
+
+def test_fractional_retry_after_is_rounded_up(ai: genai.Client, upstreams: Upstreams) -> None:
+    upstreams.openai.add(oa.openai_error(429, "Slow down", "rate_limit_exceeded", {"retry-after-ms": "3200"}))
+    with pytest.raises(RateLimitError) as caught:
+        ai.interactions.create(model=MODEL["openai"], input="hi")
+    assert caught.value.response.headers["retry-after"] == "4"
 
 
 UPSTREAM_400 = {
@@ -1262,3 +1273,154 @@ def test_stream_with_an_upstream_error_before_any_output(
         message = stream[-1].error.message  # type: ignore[union-attr]
         assert words in message and backend in message and "429" in stream[-1].error.code + message  # type: ignore[union-attr]
     assert len(upstreams[backend].requests) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Other modalities, the overall deadline, extended thinking across a tool call, cancel of a foreground run
+
+WAV = base64.b64encode(b"RIFF\x24\x00\x00\x00WAVEfmt ").decode()
+PDF = base64.b64encode(b"%PDF-1.4\n%%EOF\n").decode()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_audio_video_and_documents_reach_the_upstream_natively(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    fake = upstreams[backend]
+    fake.add(text_script(backend, "Got them"))
+    media: dict[str, list[dict[str, Any]]] = {
+        "gemini": [
+            {"type": "audio", "mime_type": "audio/wav", "data": WAV},
+            {
+                "type": "video",
+                "mime_type": "video/mp4",
+                "uri": "https://example.com/v.mp4",
+                "processing": {"fps": 2, "start_offset": "1s"},
+            },
+            {"type": "document", "mime_type": "application/pdf", "data": PDF},
+        ],
+        "openai": [
+            {"type": "audio", "mime_type": "audio/wav", "data": WAV},
+            {"type": "document", "mime_type": "application/pdf", "data": PDF},
+        ],
+        "anthropic": [
+            {"type": "document", "mime_type": "application/pdf", "data": PDF},
+            {"type": "document", "mime_type": "application/pdf", "uri": "https://example.com/a.pdf"},
+        ],
+    }
+    reply = ai.interactions.create(
+        model=MODEL[backend], input=[{"type": "text", "text": "Look"}, *media[backend]]
+    )
+    assert reply.status == "completed", reply.errors
+    body = only_request(fake).json()
+    if backend == "gemini":
+        assert body["contents"][0]["parts"][1:] == [
+            {"inlineData": {"mimeType": "audio/wav", "data": WAV}},
+            {
+                "fileData": {"mimeType": "video/mp4", "fileUri": "https://example.com/v.mp4"},
+                "videoMetadata": {"fps": 2, "startOffset": "1s"},
+            },
+            {"inlineData": {"mimeType": "application/pdf", "data": PDF}},
+        ]
+    elif backend == "openai":
+        content = body["messages"][0]["content"]
+        assert content[1] == {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}}
+        assert content[2]["type"] == "file"
+        assert content[2]["file"]["file_data"] == f"data:application/pdf;base64,{PDF}"
+    else:
+        assert body["messages"][0]["content"][1:] == [
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}},
+            {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+        ]
+
+
+def test_overall_deadline_ends_a_steady_stream(ai: genai.Client, upstreams: Upstreams) -> None:
+    """`gemini-brief-*` has a 0.6 s deadline: a stream that never pauses long still ends there, keeping what
+    it said; the upstream connection is closed."""
+    upstreams.gemini.add(words_script("gemini", count=50, delay=0.1))
+    started = time.monotonic()
+    reply = ai.interactions.create(model="gemini-brief-1", input="Count")
+    took = time.monotonic() - started
+    assert reply.status == "failed"
+    assert reply.errors[0].code == "upstream_timeout"
+    assert "gemini" in reply.errors[0].message
+    assert reply.output_text.split()[:2] == ["w0", "w1"]
+    assert took < 4, took
+    until(lambda: upstreams.gemini.disconnects, timeout=5)
+
+
+def test_extended_thinking_across_a_tool_call(ai: genai.Client, upstreams: Upstreams) -> None:
+    """Anthropic rejects thinking when the last assistant turn is a tool call without a thinking block: on its
+    own chain the thinking block is sent back first; after another provider's call, thinking is left off."""
+    thinking = {"thinking_level": "high"}
+    upstreams.anthropic.add(anthropic_think_then_call(), an.anthropic_text_script("Rainy."))
+    first = ai.interactions.create(
+        model=MODEL["anthropic"], input="London?", tools=[WEATHER_TOOL], generation_config=thinking
+    )
+    call = step_of(first, "function_call")
+    ai.interactions.create(
+        model=MODEL["anthropic"],
+        previous_interaction_id=first.id,
+        input=[{"type": "function_result", "call_id": call.id, "result": "rainy"}],
+        tools=[WEATHER_TOOL],
+        generation_config=thinking,
+    )
+    body = upstreams.anthropic.requests[1].json()
+    assert body["thinking"]["type"] == "enabled"
+    assert body["max_tokens"] > body["thinking"]["budget_tokens"]
+    assistant = body["messages"][1]["content"]
+    assert assistant[0] == {"type": "thinking", "thinking": "London too.", "signature": "EqClaudeChainSig"}
+    assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use"]
+
+    upstreams.reset()
+    upstreams.gemini.add(gm.gemini_function_call_script("get_weather", {"city": "Rome"}))
+    upstreams.anthropic.add(an.anthropic_text_script("Warm."))
+    one = ai.interactions.create(model=MODEL["gemini"], input="Rome?", tools=[WEATHER_TOOL])
+    rome = step_of(one, "function_call")
+    two = ai.interactions.create(
+        model=MODEL["anthropic"],
+        previous_interaction_id=one.id,
+        input=[{"type": "function_result", "call_id": rome.id, "result": "warm"}],
+        tools=[WEATHER_TOOL],
+        generation_config=thinking,
+    )
+    assert two.status == "completed"
+    body = only_request(upstreams.anthropic).json()
+    assert "thinking" not in body
+    assert body["messages"][1]["content"][0]["type"] == "tool_use"
+
+
+def test_cancel_of_a_foreground_stream_from_another_connection(
+    ai: genai.Client, api: httpx.Client, upstreams: Upstreams
+) -> None:
+    """A foreground run lives in the web process that took the create; a cancel from another connection
+    stops it there, closes the upstream connection and ends the first client's stream as `cancelled`."""
+    fake = upstreams.gemini
+    fake.add(words_script("gemini", count=100, delay=0.1))
+    seen: list[dict[str, Any]] = []
+    failure: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            body = {"model": MODEL["gemini"], "input": "Count", "stream": True}
+            with api.stream("POST", "/v1beta/interactions", json=body, timeout=15) as response:
+                seen.extend(sse_events(response))
+        except BaseException as exc:  # reported by the test thread
+            failure.append(exc)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    until(lambda: len(text_of(seen).split()) >= 3, timeout=10)
+    interaction_id = seen[0]["interaction"]["id"]
+    asked = time.monotonic()
+    cancelled = ai.interactions.cancel(interaction_id)
+    until(lambda: fake.disconnects, timeout=5)
+    print(f"\nforeground cancel -> upstream connection closed: {(fake.disconnects[0] - asked) * 1000:.0f} ms")
+    reader.join(timeout=10)
+    assert not reader.is_alive() and not failure, failure
+    assert cancelled.status == "cancelled"
+    assert seen[-1]["event_type"] == "interaction.completed"
+    assert seen[-1]["interaction"]["status"] == "cancelled"
+    text = text_of(seen)
+    assert text == cancelled.output_text or text.startswith(cancelled.output_text)
+    assert ai.interactions.get(interaction_id).output_text == text

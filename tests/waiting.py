@@ -22,13 +22,13 @@ def until(check: Callable[[], T | None], timeout: float = 10.0, interval: float 
 
 
 async def until_async(
-    check: Callable[[], Awaitable[T | None]], timeout: float = 10.0, interval: float = 0.02
+    check: Callable[[], Awaitable[T | None]], within: float = 10.0, interval: float = 0.02
 ) -> T:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within
     while True:
         value = await check()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise TimeoutError(f"condition not met within {timeout}s")
+            raise TimeoutError(f"condition not met within {within}s")
         await asyncio.sleep(interval)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -46,17 +47,26 @@ class ErrorBody(msgspec.Struct, kw_only=True):
 
 
 class ApiError(Exception):
-    def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        status: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
         self.headers = headers or {}
+        self.status = status
 
 
-def error_response(status_code: int, message: str, headers: dict[str, str] | None = None) -> Response[bytes]:
-    body = ErrorBody(
-        error=ErrorDetail(code=status_code, message=message, status=_STATUS_NAMES.get(status_code, "UNKNOWN"))
-    )
+def error_response(
+    status_code: int, message: str, headers: dict[str, str] | None = None, status: str | None = None
+) -> Response[bytes]:
+    name = status or _STATUS_NAMES.get(status_code, "UNKNOWN")
+    body = ErrorBody(error=ErrorDetail(code=status_code, message=message, status=name))
     return Response(
         content=json_encoder.encode(body),
         status_code=status_code,
@@ -70,10 +80,20 @@ def upstream_error(exc: UpstreamError) -> ApiError:
     if exc.timeout:
         return ApiError(504, f"The {exc.backend} backend timed out: {exc.message}")
     if exc.status == 429:
-        headers = {"Retry-After": str(max(1, round(exc.retry_after)))} if exc.retry_after is not None else {}
+        # rounded up: a client that comes back early is refused again
+        headers = (
+            {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.retry_after is not None else {}
+        )
         return ApiError(429, f"The {exc.backend} backend is rate limited: {exc.message}", headers)
+    if exc.status in (401, 403):
+        # the server's own upstream credentials: not the client's key, and no retry fixes it
+        return ApiError(
+            400,
+            f"The {exc.backend} backend rejected this server's credentials: {exc.message}",
+            status="FAILED_PRECONDITION",
+        )
     if 400 <= exc.status < 500 and exc.status not in (408, 409):
-        code = exc.status if exc.status in (400, 401, 403, 404, 413) else 400
+        code = 413 if exc.status == 413 else 400
         return ApiError(code, f"The {exc.backend} backend refused the request: {exc.message}")
     return ApiError(502, f"The {exc.backend} backend failed: {exc.message}")
 
@@ -85,11 +105,10 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
         return error_response(404 if isinstance(exc, NotFound) else 400, str(exc))
     if isinstance(exc, Unfinished):
         return error_response(400, f"{exc}: wait until it has finished before continuing from it")
-    if isinstance(exc, ApiError):
-        return error_response(exc.status_code, exc.message, exc.headers)
     if isinstance(exc, UpstreamError):
-        api = upstream_error(exc)
-        return error_response(api.status_code, api.message, api.headers)
+        exc = upstream_error(exc)
+    if isinstance(exc, ApiError):
+        return error_response(exc.status_code, exc.message, exc.headers, exc.status)
     if isinstance(exc, HTTPException):
         message = (
             exc.detail if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"

@@ -30,7 +30,15 @@ from ..protocol.interaction import ErrorInfo, Interaction
 from ..settings import UpstreamRetrySettings
 from ..store.records import Output, StoredConfig
 from ..store.repository import Repository
-from ..upstream.base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
+from ..upstream.base import (
+    Backend,
+    StepDelta,
+    StepEnded,
+    StepStarted,
+    UpstreamError,
+    UpstreamEvent,
+    UpstreamRequest,
+)
 from . import handle as reasons
 from . import render
 from .handle import RunHandle
@@ -39,6 +47,8 @@ from .turn import TurnBuilder
 #: what a foreground stream's queue carries: a frame, or None when the run is over
 Listener = asyncio.Queue[bytes | None]
 END: Final = None
+#: the longest `Retry-After` a background run waits for before its next attempt
+_MAX_RETRY_AFTER_SECONDS: Final = 60.0
 
 
 class RunSpec(msgspec.Struct, kw_only=True):
@@ -128,7 +138,7 @@ class Runner:
             try:
                 async with contextlib.aclosing(self._upstream(spec)) as events:
                     async for event in events:
-                        produced = True
+                        produced = produced or _is_output(event)
                         for api_event in turn.feed(event):
                             state.emit(api_event)
                 status = turn.final_status()
@@ -164,16 +174,19 @@ class Runner:
             try:
                 async with contextlib.aclosing(spec.backend.stream(spec.request)) as events:
                     async for event in events:
-                        produced = True
+                        produced = produced or _is_output(event)
                         yield event
                 return
             except UpstreamError as exc:
                 attempt += 1
                 if produced or not spec.background or not exc.retryable or attempt >= self.retry.attempts:
                     raise
-                backoff = self.retry.backoff_initial_seconds * 2 ** (attempt - 1)
-                delay = exc.retry_after if exc.retry_after is not None else backoff
-                await asyncio.sleep(min(delay, self.retry.backoff_max_seconds))
+                if exc.retry_after is not None:
+                    delay = min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
+                else:
+                    backoff = self.retry.backoff_initial_seconds * 2 ** (attempt - 1)
+                    delay = min(backoff, self.retry.backoff_max_seconds)
+                await asyncio.sleep(delay)
 
     async def _release(self, state: _State) -> list[tuple[int, bytes]]:
         """Take the run off the writer; its frames not written yet go with the settle."""
@@ -250,6 +263,11 @@ class Runner:
             created=spec.created,
             updated=spec.created,
         )
+
+
+def _is_output(event: UpstreamEvent) -> bool:
+    """Steps are output; a usage report alone is not (a retry may still replace it)."""
+    return isinstance(event, (StepStarted, StepDelta, StepEnded))
 
 
 def _terminal_events(final: Interaction, error: UpstreamError | None) -> list[Event]:

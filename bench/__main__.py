@@ -1,0 +1,230 @@
+"""`python -m bench` (what `make bench` runs): every scenario of issue 6 against the production server.
+
+It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
+granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
+bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process. It stops
+all of them at the end, and writes bench/results/latest.json and the tables into bench/README.md.
+
+    python -m bench                      # full run (a few minutes, at most 10)
+    python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only
+    python -m bench --web-processes 2 --workers 2
+    python -m bench --only create,chain  # some scenarios
+    python -m bench --profile            # py-spy flame graphs of the web process per scenario (slows it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import resource
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+
+from . import report
+from .procs import ROOT, Stack, WebServer
+from .scenarios import SCENARIOS, Bench, Plan
+from .upstream import BenchUpstream, Script, first_token_script, openai_text_script, words
+from .wrk import WrkMissing, wrk_binary
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: the whole run, start to end; a scenario still running then is stopped and reported as not finished
+BUDGET_SECONDS = 570.0
+#: no one scenario may take longer than this
+SCENARIO_SECONDS = {"create": 200.0, "chain": 120.0, "many_streams": 120.0}
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__.split("\n\n")[0] if __doc__ else ""
+    )
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (results/quick.json only)")
+    parser.add_argument("--web-processes", type=int, default=1, help="granian workers (server and baseline)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (python -m workers)")
+    parser.add_argument("--only", default="", help=f"comma-separated scenarios: {','.join(SCENARIOS)}")
+    parser.add_argument("--out", type=Path, help="the JSON file (default results/latest.json or quick.json)")
+    parser.add_argument("--no-readme", action="store_true", help="do not update bench/README.md")
+    parser.add_argument("--profile", action="store_true", help="py-spy flame graphs in results/profiles/")
+    return parser.parse_args(argv)
+
+
+def models_toml(upstream_base: str) -> str:
+    return (
+        "# written by the bench: the bench-* models go to its fake OpenAI-compatible upstream\n"
+        "[[models]]\n"
+        'match = "bench-*"\n'
+        'backend = "openai"\n'
+        f'base_url = "{upstream_base}"\n'
+        "read_timeout_seconds = 60.0\n"
+        "deadline_seconds = 120.0\n"
+        "# scenario 6 holds 1,000 upstream streams in one web process (the default allows 200)\n"
+        "max_connections = 4000\n"
+    )
+
+
+def upstream_scripts(plan: Plan) -> dict[str, Script]:
+    return {
+        "bench-fast": openai_text_script("ok and done"),
+        "bench-slow": openai_text_script(words(400), chunk_delay=0.05),
+        "bench-flood": openai_text_script(words(plan.flood_deltas)),
+        "bench-ttft": first_token_script(plan.first_token_delay),
+        "bench-drip": openai_text_script(words(plan.drip_words), chunk_delay=plan.drip_interval),
+    }
+
+
+class Profiler:
+    """py-spy on the serving processes of the web server while a scenario runs (SIGINT writes the graph)."""
+
+    def __init__(self, enabled: bool, directory: Path) -> None:
+        self.enabled = enabled and shutil.which(str(Path(sys.executable).parent / "py-spy")) is not None
+        self.directory = directory
+        self.procs: list[asyncio.subprocess.Process] = []
+
+    async def start(self, name: str, servers: list[WebServer]) -> None:
+        if not self.enabled:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        pids = sorted({pid for server in servers for pid in server.serving_pids()})
+        for pid in pids:
+            args = [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(pid),
+                "--rate",
+                "250",
+                "--nonblocking",
+                "-o",
+                str(self.directory / f"{name}-{pid}.svg"),
+            ]
+            self.procs.append(
+                await asyncio.create_subprocess_exec(
+                    *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+                )
+            )
+
+    async def stop(self) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        self.procs.clear()
+
+
+async def run(options: argparse.Namespace) -> dict[str, Any]:
+    plan = Plan.quick_plan() if options.quick else Plan.full()
+    chosen = [name.strip() for name in options.only.split(",") if name.strip()] or list(SCENARIOS)
+    unknown = [name for name in chosen if name not in SCENARIOS]
+    if unknown:
+        raise SystemExit(f"unknown scenarios: {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    started = time.monotonic()
+    workdir = RESULTS / "work"
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    upstream = BenchUpstream(upstream_scripts(plan))
+    await upstream.start()
+    stack = Stack(workdir, models_toml(upstream.base_url), upstream.chat_url)
+    results: dict[str, Any] = {}
+    redis: Redis | None = None
+    profiler = Profiler(options.profile, RESULTS / "profiles")
+    try:
+        web, workers = options.web_processes, options.workers
+        print(f"bench: starting redis, server and baseline ({web} web), {workers} worker(s)", flush=True)
+        stack.start_redis()
+        server = await stack.start_server("server", options.web_processes)
+        baseline = await stack.start_baseline("baseline", options.web_processes)
+        for index in range(options.workers):
+            await stack.start_worker(f"worker-{index}")
+        one_server, one_baseline = server, baseline
+        if options.web_processes != 1 and {"stream", "many_streams"} & set(chosen):
+            one_server = await stack.start_server("server-one", 1)
+            one_baseline = await stack.start_baseline("baseline-one", 1)
+        redis = Redis.from_url(stack.redis_url)
+        bench = Bench(plan, stack, server, baseline, one_server, one_baseline, upstream, redis, workdir)
+        for name in chosen:
+            remaining = BUDGET_SECONDS - (time.monotonic() - started)
+            if remaining < 10:
+                results[name] = {"error": "skipped: the time budget of the run was used up"}
+                continue
+            print(f"bench: {name} ...", flush=True)
+            began = time.monotonic()
+            servers = [one_server] if name in ("stream", "many_streams") else [server]
+            await profiler.start(name, servers)
+            try:
+                async with asyncio.timeout(min(SCENARIO_SECONDS.get(name, 90.0), remaining)):
+                    results[name] = await SCENARIOS[name](bench)
+            except TimeoutError:
+                results[name] = {"error": "did not finish within its time limit"}
+            except Exception as exc:
+                results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            finally:
+                await profiler.stop()
+            results[name]["scenario_seconds"] = round(time.monotonic() - began, 1)
+            print(f"bench: {name} done in {time.monotonic() - began:.1f} s", flush=True)
+            for child in stack.children:
+                if not child.alive():
+                    raise RuntimeError(f"{child.name} died:\n{child.log()[-3000:]}")
+    finally:
+        if redis is not None:
+            await redis.aclose()
+        stack.stop()
+        await upstream.stop()
+    run_data = {
+        "quick": plan.quick,
+        "seconds": round(time.monotonic() - started, 1),
+        "web_processes": options.web_processes,
+        "workers": options.workers,
+        "machine": report.machine(),
+        "plan": plan.__dict__,
+        "results": results,
+    }
+    run_data["targets"] = report.targets(results)
+    return run_data
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+    try:
+        wrk_binary()
+    except WrkMissing as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    # 1,000 streams hold thousands of sockets in this process and in the server (which inherits this limit)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    sys.path.insert(0, str(ROOT))
+    try:
+        import uvloop
+
+        run_data = uvloop.run(run(options))
+    except ImportError:
+        run_data = asyncio.run(run(options))
+    table = report.markdown(run_data)
+    out = options.out or RESULTS / ("quick.json" if options.quick else "latest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(run_data, indent=2) + "\n")
+    if not options.quick and not options.no_readme:
+        report.update_readme(table)
+    print()
+    print(table)
+    print(f"bench: results in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    # a missed target is a finding, not a failure; a scenario that could not run is
+    return 1 if any("error" in v for v in run_data["results"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
