@@ -173,9 +173,12 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
                 await profiler.stop()
             results[name]["scenario_seconds"] = round(time.monotonic() - began, 1)
             print(f"bench: {name} done in {time.monotonic() - began:.1f} s", flush=True)
-            for child in stack.children:
-                if not child.alive():
-                    raise RuntimeError(f"{child.name} died:\n{child.log()[-3000:]}")
+            dead = [child for child in stack.children if not child.alive()]
+            if dead:
+                results["stack"] = {
+                    "error": f"{dead[0].name} died; see bench/results/work/{dead[0].name}.log"
+                }
+                break
     finally:
         if redis is not None:
             await redis.aclose()

@@ -195,7 +195,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             )
         )
     many = _get(results, "many_streams", "ours") or {}
-    count = many.get("streams", "")
+    count = f"{many.get('streams', 1000):,}"
     out.append(
         _target(
             "6",
@@ -204,7 +204,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             "<=",
             0,
             "",
-            f"peak concurrent {many.get('peak_concurrent')}",
+            f"peak concurrent {many['peak_concurrent']}" if many else "",
         )
     )
     out.append(
@@ -215,7 +215,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             "<=",
             300,
             " MB",
-            f"idle {many.get('rss_idle_mb')} MB",
+            f"idle {many['rss_idle_mb']} MB" if many else "",
         )
     )
     memory = _get(results, "memory", "stored") or {}
@@ -240,7 +240,7 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return DASH
     if isinstance(value, float):
-        if abs(value) >= 1000:
+        if abs(value) >= 100:
             return f"{value:,.0f}"
         return f"{value:.{digits}f}"
     if isinstance(value, int):

@@ -639,7 +639,7 @@ async def _memory_of(redis: Redis, interaction_id: str) -> tuple[int, list[str]]
     async for key in redis.scan_iter(match=f"ix:*{interaction_id}*", count=10_000):
         total += int(await redis.memory_usage(key, samples=0) or 0)
         name = key.decode()
-        names.append(name[name.index(interaction_id) + len(interaction_id) :] or "<hash>")
+        names.append(name[name.index(interaction_id) + len(interaction_id) :] or "(hash)")
     return total, sorted(names)
 
 
