@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 
 from litestar import Litestar
@@ -28,6 +29,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             host = WorkerHost(runtime)
             host.start()
+        # everything built so far lives as long as the process: keep it out of the collector's full passes
+        gc.freeze()
         app.state.ix = AppState(
             settings=settings,
             redis=runtime.redis,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 
@@ -17,6 +18,8 @@ async def main() -> None:
     runtime = await Runtime.open(settings)
     host = WorkerHost(runtime)
     host.start()
+    # what is built so far lives as long as the process: keep it out of the collector's full passes
+    gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -78,6 +78,13 @@ class LogWriter:
         while entry.inflight is not None:
             # its previous batch must land first: the log's ids only grow
             await asyncio.shield(entry.inflight)
+        return self.release_now(entry)
+
+    def release_now(self, entry: LogEntry) -> list[tuple[int, bytes]]:
+        """`release` for a run with no batch under way."""
+        assert entry.inflight is None
+        self.entries.discard(entry)
+        self.dirty.discard(entry)
         pending, entry.pending = entry.pending, []
         self.pending_frames -= len(pending)
         return pending

@@ -192,6 +192,8 @@ class Runner:
         """Take the run off the writer; its frames not written yet go with the settle."""
         if self.writer is None or state.entry is None:
             return []
+        if state.entry.inflight is None:
+            return self.writer.release_now(state.entry)
         return await asyncio.shield(self.writer.release(state.entry))
 
     # -- the end ---------------------------------------------------------------------------------------

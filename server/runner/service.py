@@ -112,12 +112,7 @@ class InteractionService:
             if request.background:
                 raise InvalidArgument("`store=false` cannot be combined with `background=true`", "background")
             fill_function_result_names([], input_steps)
-            upstream = UpstreamRequest(
-                model=config.model or config.agent or "",
-                upstream_model=upstream_model,
-                history=input_steps,
-                config=config,
-            )
+            upstream = _upstream_request(config, upstream_model, input_steps)
             backend.check(upstream)
             spec = RunSpec(
                 tenant=None,
@@ -153,12 +148,7 @@ class InteractionService:
             raise
         if fill_function_result_names(history, input_steps):
             await self.repository.replace_input(tenant, interaction_id, input_steps)
-        upstream = UpstreamRequest(
-            model=config.model or config.agent or "",
-            upstream_model=upstream_model,
-            history=[*history, *input_steps],
-            config=config,
-        )
+        upstream = _upstream_request(config, upstream_model, [*history, *input_steps])
         try:
             backend.check(upstream)
         except InvalidArgument as exc:
@@ -355,12 +345,7 @@ class InteractionService:
             created=record.created,
             previous_interaction_id=record.previous_interaction_id,
             config=record.config,
-            request=UpstreamRequest(
-                model=config.model or config.agent or "",
-                upstream_model=upstream_model,
-                history=[*history, *record.input_steps],
-                config=config,
-            ),
+            request=_upstream_request(config, upstream_model, [*history, *record.input_steps]),
             backend=backend,
         )
         handle = RunHandle(keys.member(tenant, interaction_id))
@@ -417,6 +402,15 @@ class InteractionService:
             except Exception:
                 log.exception("reaper pass failed")
             await asyncio.sleep(self.settings.runner.reaper_interval_seconds)
+
+
+def _upstream_request(config: InteractionConfig, upstream_model: str, history: list[Step]) -> UpstreamRequest:
+    return UpstreamRequest(
+        model=config.model or config.agent or "",
+        upstream_model=upstream_model,
+        history=history,
+        config=config,
+    )
 
 
 def _config_of(request: CreateRequest) -> InteractionConfig:
