@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 import msgspec
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from redis.asyncio import BlockingConnectionPool, Redis
 
 from .events.log import EventLog
+from .runner import signals
 from .runner.registry import RunRegistry
 from .runner.service import InteractionService
 from .settings import Settings
@@ -70,14 +72,19 @@ class Runtime:
             )
         )
         runtime = cls(settings, redis, blocking)
+        listening = asyncio.Event()
+        channels: dict[str, Callable[[str], object]] = {
+            keys.CANCEL_CHANNEL: runtime.registry.stop,
+            keys.FORGET_CHANNEL: runtime.service.histories.forget_tenant,
+        }
         runtime._tasks = [
-            asyncio.create_task(runtime.registry.listen(redis)),
+            asyncio.create_task(signals.listen(redis, channels, listening)),
             asyncio.create_task(runtime.service.reap_forever()),
             asyncio.create_task(runtime.service.writer.run()),
         ]
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):
-                await runtime.registry.listening.wait()
+                await listening.wait()
         return runtime
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:

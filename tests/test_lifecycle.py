@@ -170,28 +170,32 @@ async def test_chain_is_rebuilt_in_a_constant_number_of_round_trips(
     stack: Stack, base_url: str, api_key: str, tenant: str, redis: aioredis.Redis
 ) -> None:
     client = sdk(base_url, api_key)
-    previous = None
-    for i in range(40):
+    first = (await client.aio.interactions.create(model="echo", input="turn 0")).id
+    previous = first
+    for i in range(1, 40):
         previous = (
-            await client.aio.interactions.create(
-                model="echo", input=f"turn {i}", previous_interaction_id=previous
-            )
+            await client.aio.interactions.create(model="echo", input=f"turn {i}", previous_interaction_id=previous)
         ).id
 
-    async def commands_for_one_turn(parent: str | None) -> int:
+    async def commands_for_one_turn(parent: str) -> tuple[int, int]:
+        # a delete makes every process drop the tenant's cached histories: the chain is read from Redis
+        throwaway = await client.aio.interactions.create(model="echo", input="x")
+        await client.aio.interactions.delete(throwaway.id)
         seen: list[str] = []
         async with redis.monitor() as monitor:
             reader = asyncio.create_task(_collect(monitor, tenant, seen))
             await asyncio.sleep(0.05)
-            await client.aio.interactions.create(model="echo", input="x", previous_interaction_id=parent)
+            turn = await client.aio.interactions.create(model="echo", input="x", previous_interaction_id=parent)
             await asyncio.sleep(0.2)
             reader.cancel()
-        return len(seen)
+        return len(seen), turn.usage.total_input_tokens
 
-    at_depth_1 = await commands_for_one_turn(None)
-    at_depth_40 = await commands_for_one_turn(previous)
-    assert at_depth_40 == at_depth_1
-    assert at_depth_1 <= 4
+    at_depth_1, words_1 = await commands_for_one_turn(first)
+    at_depth_40, words_40 = await commands_for_one_turn(previous)
+    assert at_depth_40 == at_depth_1 <= 3
+    # and the whole chain did reach the model: 2 words in, 2 out per turn, then "x"
+    assert words_1 == 4 + 1
+    assert words_40 == 40 * 4 + 1
 
 
 async def _collect(monitor: aioredis.client.Monitor, tenant: str, seen: list[str]) -> None:

@@ -282,6 +282,10 @@ async def test_an_expired_ancestor_is_404(http: httpx.Client, redis: aioredis.Re
     head = create(http, "one")
     middle = create(http, "two", previous_interaction_id=head["id"])
     await redis.delete(f"ix:{{{tenant}}}:{head['id']}")  # as if it had expired
+    # ancestors never expire before their descendants, so a process that holds this chain's history
+    # uses it; a delete through the API makes every process drop what it holds for the tenant
+    throwaway = create(http, "throwaway")
+    assert http.delete(f"{PATH}/{throwaway['id']}").status_code == 200
     assert_error(
         http.post(PATH, json={"model": "echo", "input": "three", "previous_interaction_id": middle["id"]}),
         404,

@@ -1,25 +1,19 @@
-"""The runs of this process, and the pub/sub listener that stops them when they are cancelled elsewhere."""
+"""The runs of this process, by name, so a cancel broadcast from any process can stop them."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from redis.asyncio import Redis
-
-from ..store import keys
 from .handle import CANCELLED, RunHandle
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
 class RunRegistry:
     def __init__(self) -> None:
         self.runs: dict[str, RunHandle] = {}
-        self.listening = asyncio.Event()
 
     def start(self, handle: RunHandle, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(coro)
@@ -37,21 +31,3 @@ class RunRegistry:
     def stop(self, member: str, reason: str = CANCELLED) -> bool:
         handle = self.runs.get(member)
         return handle.stop(reason) if handle is not None else False
-
-    async def listen(self, redis: Redis) -> None:
-        """Follow the cancel channel for ever (reconnecting); each message names a run to stop."""
-        while True:
-            try:
-                async with redis.pubsub(ignore_subscribe_messages=True) as pubsub:
-                    await pubsub.subscribe(keys.CANCEL_CHANNEL)
-                    self.listening.set()
-                    async for message in pubsub.listen():
-                        data = message.get("data")
-                        if isinstance(data, bytes):
-                            self.stop(data.decode())
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.listening.clear()
-                log.warning("cancel listener lost its connection (%s); reconnecting", exc)
-                await asyncio.sleep(0.5)

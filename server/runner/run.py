@@ -27,9 +27,10 @@ from ..protocol.events import (
     InteractionStatusUpdate,
 )
 from ..protocol.interaction import ErrorInfo, Interaction
+from ..protocol.steps import Step
 from ..settings import UpstreamRetrySettings
 from ..store.records import Output, StoredConfig
-from ..store.repository import Repository
+from ..store.repository import NewRecord, Repository
 from ..upstream.base import (
     Backend,
     StepDelta,
@@ -42,6 +43,7 @@ from ..upstream.base import (
 from . import handle as reasons
 from . import render
 from .handle import RunHandle
+from .histories import Histories
 from .turn import TurnBuilder
 
 #: what a foreground stream's queue carries: a frame, or None when the run is over
@@ -60,11 +62,17 @@ class RunSpec(msgspec.Struct, kw_only=True):
     seq: int = 0
     logged: bool = False
     background: bool = False
+    #: stored only when it ends (a foreground call whose id nobody knows yet): no lease, no log
+    deferred: bool = False
+    #: for a deferred record: the earliest expiry in its chain, from the check at create
+    chain_expiry: str = ""
     #: emit `interaction.created` first (a new run, not a re-run of a lost one)
     announce: bool = True
     created: str
     previous_interaction_id: str | None = None
     config: StoredConfig
+    #: this turn's input (also the end of `request.history`), for a deferred record
+    input_steps: list[Step] = []
     request: UpstreamRequest
     backend: Backend
 
@@ -110,11 +118,16 @@ class _State:
 
 class Runner:
     def __init__(
-        self, repository: Repository | None, writer: LogWriter | None, retry: UpstreamRetrySettings
+        self,
+        repository: Repository | None,
+        writer: LogWriter | None,
+        retry: UpstreamRetrySettings,
+        histories: Histories | None,
     ) -> None:
         self.repository = repository
         self.writer = writer
         self.retry = retry
+        self.histories = histories
 
     async def run(self, spec: RunSpec, handle: RunHandle, listener: Listener | None = None) -> RunResult:
         """Run to the end. A cancellation that did not come through `handle.stop` (a worker shutting
@@ -122,7 +135,7 @@ class Runner:
         turn = TurnBuilder()
         stored = spec.interaction_id is not None and self.repository is not None
         entry = None
-        if stored and self.writer is not None and spec.tenant and spec.interaction_id:
+        if stored and not spec.deferred and self.writer is not None and spec.tenant and spec.interaction_id:
             # the writer renews the lease and reports a cancel or a takeover it sees in Redis
             def refused(outcome: str) -> None:
                 handle.stop(reasons.FENCED if outcome == "fenced" else reasons.CANCELLED)
@@ -218,6 +231,9 @@ class Runner:
             if not stored:
                 break
             assert self.repository is not None and spec.tenant and spec.interaction_id
+            if spec.deferred:
+                await self._store_finished(spec, state, status, output, final)
+                break
             result = await self.repository.finish(
                 spec.tenant,
                 spec.interaction_id,
@@ -236,11 +252,36 @@ class Runner:
                 state.seq = start_seq
                 continue
             return RunResult(interaction=final, error=error, produced=produced, fenced=True)
+        if stored and self.histories is not None and spec.tenant and spec.interaction_id:
+            # what the next turn continues from: this one's whole conversation
+            self.histories.put(spec.tenant, spec.interaction_id, (*spec.request.history, *output.steps))
         if state.listener is not None:
             for _seq, frame in terminal:
                 state.listener.put_nowait(frame)
             state.listener.put_nowait(END)
         return RunResult(interaction=final, error=error, produced=produced)
+
+    async def _store_finished(
+        self, spec: RunSpec, state: _State, status: str, output: Output, final: Interaction
+    ) -> None:
+        assert self.repository is not None and spec.tenant and spec.interaction_id
+        record = NewRecord(
+            status=status,
+            created=spec.created,
+            updated=final.updated,
+            seq=state.seq,
+            config=spec.config,
+            input_steps=spec.input_steps,
+            output=output,
+        )
+        await self.repository.create(
+            spec.tenant,
+            spec.interaction_id,
+            record,
+            previous_interaction_id=spec.previous_interaction_id,
+            chain="skip",
+            chain_expiry=spec.chain_expiry,
+        )
 
     def _final(self, spec: RunSpec, status: str, output: Output) -> Interaction:
         return render.interaction(

@@ -27,11 +27,12 @@ from ..protocol.steps import Step
 from ..settings import Settings
 from ..store import keys
 from ..store.records import Output, Record, StoredConfig
-from ..store.repository import NotFound, Repository
+from ..store.repository import NewRecord, NotFound, Repository
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from . import render
 from .handle import RunHandle
+from .histories import Histories
 from .history import fill_function_result_names
 from .registry import RunRegistry
 from .run import Listener, Runner, RunResult, RunSpec
@@ -82,8 +83,9 @@ class InteractionService:
         self.registry = registry
         self.enqueue = enqueue
         self.writer = LogWriter(repository, settings.runner)
-        self.runner = Runner(repository, self.writer, settings.upstream_retry)
-        self.stateless_runner = Runner(None, None, settings.upstream_retry)
+        self.histories = Histories()
+        self.runner = Runner(repository, self.writer, settings.upstream_retry, self.histories)
+        self.stateless_runner = Runner(None, None, settings.upstream_retry, None)
 
     # -- create ----------------------------------------------------------------------------------------
 
@@ -129,32 +131,48 @@ class InteractionService:
             repeated = await self._idempotent(tenant, idempotency_key, interaction_id, body)
             if repeated is not None:
                 return repeated
+        prev = request.previous_interaction_id
+        cached = self.histories.get(tenant, prev) if prev else None
+        walk = bool(prev) and cached is None
+        # A plain foreground call's id is known to nobody until it is answered: its record is written
+        # once, finished. Streams, background runs and idempotent creates are stored before they run.
+        deferred = not request.background and not request.stream and idempotency_key is None
         try:
-            history = await self.repository.create(
-                tenant,
-                interaction_id,
-                status=st.QUEUED if request.background else st.IN_PROGRESS,
-                created=created,
-                previous_interaction_id=request.previous_interaction_id,
-                background=request.background,
-                logged=request.background or request.stream,
-                config=stored,
-                input_steps=input_steps,
-                claim=not request.background,
-            )
+            if deferred:
+                chain = await self.repository.check_chain(tenant, prev, walk=walk)
+            else:
+                record = NewRecord(
+                    status=st.QUEUED if request.background else st.IN_PROGRESS,
+                    created=created,
+                    background=request.background,
+                    logged=request.background or request.stream,
+                    config=stored,
+                    input_steps=input_steps,
+                )
+                chain = await self.repository.create(
+                    tenant,
+                    interaction_id,
+                    record,
+                    previous_interaction_id=prev,
+                    chain="walk" if walk else "check",
+                    claim=not request.background,
+                )
         except BaseException:
             if idempotency_key is not None:
                 await self.repository.forget_idempotency(tenant, _digest(idempotency_key))
             raise
-        if fill_function_result_names(history, input_steps):
+        if chain.steps is not None and prev:
+            self.histories.put(tenant, prev, tuple(chain.steps))
+        history = list(cached) if cached is not None else chain.steps or []
+        if fill_function_result_names(history, input_steps) and not deferred:
             await self.repository.replace_input(tenant, interaction_id, input_steps)
         upstream = _upstream_request(config, upstream_model, [*history, *input_steps])
         try:
             backend.check(upstream)
         except InvalidArgument as exc:
-            await self._fail_unstarted(
-                tenant, interaction_id, str(exc), fence=None if request.background else 1
-            )
+            if not deferred:
+                fence = None if request.background else 1
+                await self._fail_unstarted(tenant, interaction_id, str(exc), fence=fence)
             raise
         if request.background:
             await self.enqueue(tenant, interaction_id, 0)
@@ -164,7 +182,7 @@ class InteractionService:
                 config=stored,
                 created=created,
                 updated=created,
-                previous_interaction_id=request.previous_interaction_id,
+                previous_interaction_id=prev,
                 steps=[],
                 warnings=True,
             )
@@ -174,9 +192,12 @@ class InteractionService:
             interaction_id=interaction_id,
             fence=1,
             logged=request.stream,
+            deferred=deferred,
+            chain_expiry=chain.expiry,
             created=created,
-            previous_interaction_id=request.previous_interaction_id,
+            previous_interaction_id=prev,
             config=stored,
+            input_steps=input_steps,
             request=upstream,
             backend=backend,
         )
@@ -273,6 +294,9 @@ class InteractionService:
             await self.repository.cancel(tenant, interaction_id, render.timestamp())
             self.registry.stop(keys.member(tenant, interaction_id))
         await self.repository.delete(tenant, interaction_id)
+        # every process drops the histories it holds for this tenant: none may outlive what they contain
+        self.histories.forget_tenant(tenant)
+        await self.repository.broadcast_forget(tenant)
 
     async def settle_without_run(
         self, tenant: str, interaction_id: str, expect: str, status: str, error: ErrorInfo | None
@@ -326,7 +350,7 @@ class InteractionService:
             return
         try:
             record = await self.repository.get(tenant, interaction_id)
-            history = await self.repository.chain(tenant, record.previous_interaction_id)
+            history = await self._history(tenant, record.previous_interaction_id)
             config = record.config.config
             backend, upstream_model = self._route(config)
         except (NotFound, InvalidArgument) as exc:
@@ -361,6 +385,17 @@ class InteractionService:
                     await task
             await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
             raise
+
+    async def _history(self, tenant: str, previous_interaction_id: str | None) -> list[Step]:
+        if not previous_interaction_id:
+            return []
+        cached = self.histories.get(tenant, previous_interaction_id)
+        if cached is not None:
+            return list(cached)
+        chain = await self.repository.check_chain(tenant, previous_interaction_id, walk=True)
+        steps = chain.steps or []
+        self.histories.put(tenant, previous_interaction_id, tuple(steps))
+        return steps
 
     async def hand_back(self, tenant: str, interaction_id: str, fence: int, *, refund: bool) -> bool:
         pickup_ms = int(max(self.settings.runner.lease_seconds, 30) * 1000)

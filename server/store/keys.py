@@ -12,6 +12,8 @@ from typing import Final
 RUNNING: Final = "ix:running"
 #: pub/sub channel carrying "tenant/id" of interactions to stop at once
 CANCEL_CHANNEL: Final = "ix:cancel"
+#: pub/sub channel carrying a tenant whose cached histories every process drops (after a delete)
+FORGET_CHANNEL: Final = "ix:forget"
 
 
 def tenant_prefix(tenant: str) -> str:
@@ -19,7 +21,8 @@ def tenant_prefix(tenant: str) -> str:
 
 
 def interaction(tenant: str, interaction_id: str) -> str:
-    """HASH: status, fence, attempts, bg, log, prev, created, updated, seq, settled, cfg, in, out."""
+    """HASH: status, fence, attempts, bg, log, prev, created, updated, seq, settled, cfg, in, out,
+    cexp (the earliest expiry among its ancestors, ms)."""
     return f"ix:{{{tenant}}}:{interaction_id}"
 
 
@@ -64,3 +67,4 @@ class Field:
     CONFIG: Final = "cfg"
     INPUT: Final = "in"
     OUTPUT: Final = "out"
+    CHAIN_EXPIRY: Final = "cexp"

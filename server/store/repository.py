@@ -39,6 +39,29 @@ class ChainTooDeep(Exception):
         self.interaction_id = interaction_id
 
 
+class NewRecord(msgspec.Struct, kw_only=True):
+    """An interaction to store: as it starts, or (for a foreground call nobody can address yet) finished."""
+
+    status: str
+    created: str
+    updated: str | None = None
+    background: bool = False
+    logged: bool = False
+    seq: int = 0
+    config: StoredConfig
+    input_steps: list[Step]
+    #: set when the record is stored finished
+    output: Output | None = None
+
+
+class Chain(msgspec.Struct, kw_only=True):
+    """What checking a chain gives: its steps, oldest first (None unless walked), and the earliest expiry
+    among its interactions, for the next turn's record."""
+
+    steps: list[Step] | None
+    expiry: str
+
+
 class Claim(msgspec.Struct, frozen=True):
     #: ok | finished | stale | exhausted | missing
     outcome: str
@@ -103,34 +126,63 @@ class Repository:
         self,
         tenant: str,
         interaction_id: str,
+        record: NewRecord,
         *,
-        status: str,
-        created: str,
         previous_interaction_id: str | None,
-        background: bool,
-        logged: bool,
-        config: StoredConfig,
-        input_steps: list[Step],
-        claim: bool,
-    ) -> list[Step]:
-        """Store a new interaction and return its chain's history, oldest first.
+        chain: str,
+        chain_expiry: str = "",
+        claim: bool = False,
+    ) -> Chain:
+        """Store a new interaction after checking the chain it continues (`chain`: "walk" to also get the
+        chain's steps, "check", or "skip" when `check_chain` did it already, giving `chain_expiry`).
 
         With `claim`, the caller runs it now: it holds fence 1 and a lease.
         """
         fields: list[Any] = [
-            Field.STATUS, status,
-            Field.CREATED, created,
-            Field.UPDATED, created,
-            Field.BACKGROUND, "1" if background else "0",
-            Field.LOG, "1" if logged else "0",
-            Field.SEQ, "0",
+            Field.STATUS, record.status,
+            Field.CREATED, record.created,
+            Field.UPDATED, record.updated or record.created,
+            Field.BACKGROUND, "1" if record.background else "0",
+            Field.LOG, "1" if record.logged else "0",
+            Field.SEQ, record.seq,
             Field.FENCE, "1" if claim else "0",
             Field.ATTEMPTS, "1" if claim else "0",
-            Field.CONFIG, encode(config),
-            Field.INPUT, encode(input_steps),
+            Field.CONFIG, encode(record.config),
+            Field.INPUT, encode(record.input_steps),
         ]  # fmt: skip
+        if record.output is not None:
+            fields += [Field.OUTPUT, encode(record.output), Field.SETTLED, "1"]
         if previous_interaction_id:
             fields += [Field.PREV, previous_interaction_id]
+        return await self._create(
+            tenant,
+            interaction_id,
+            previous_interaction_id,
+            chain,
+            chain_expiry,
+            now_ms() + self.lease_ms if claim else "",
+            fields,
+        )
+
+    async def check_chain(self, tenant: str, previous_interaction_id: str | None, *, walk: bool) -> Chain:
+        """Check (and keep alive) the chain a new interaction will continue, storing nothing yet; with
+        `walk`, also return its steps."""
+        if not previous_interaction_id:
+            return Chain(steps=[], expiry="")
+        return await self._create(
+            tenant, "", previous_interaction_id, "walk" if walk else "check", "", "", []
+        )
+
+    async def _create(
+        self,
+        tenant: str,
+        interaction_id: str,
+        previous_interaction_id: str | None,
+        chain: str,
+        chain_expiry: str,
+        lease_deadline: int | str,
+        fields: list[Any],
+    ) -> Chain:
         result = await self.scripts.create(
             keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
             args=[
@@ -138,21 +190,16 @@ class Repository:
                 previous_interaction_id or "",
                 self.ttl_ms,
                 self.store.max_chain_depth,
-                now_ms() + self.lease_ms if claim else "",
+                now_ms(),
+                chain,
+                chain_expiry,
+                lease_deadline,
                 keys.member(tenant, interaction_id),
                 *fields,
             ],
         )
-        return self._chain_result(result, previous_interaction_id or "")
-
-    async def chain(self, tenant: str, interaction_id: str | None) -> list[Step]:
-        """The history of the chain ending at `interaction_id` (its inputs and outputs), oldest first."""
-        if not interaction_id:
-            return []
-        result = await self.scripts.chain(
-            args=[keys.tenant_prefix(tenant), interaction_id, self.store.max_chain_depth]
-        )
-        return self._chain_result(result, interaction_id)
+        steps = self._chain_result(result, previous_interaction_id or "")
+        return Chain(steps=steps if chain == "walk" else None, expiry=_str(result[2]))
 
     def _chain_result(self, result: Sequence[Any], start: str) -> list[Step]:
         outcome = _str(result[0])
@@ -208,6 +255,9 @@ class Repository:
         )
         await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
         return bool(deleted)
+
+    async def broadcast_forget(self, tenant: str) -> None:
+        await self.redis.publish(keys.FORGET_CHANNEL, tenant)
 
     # -- runs ------------------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from redis.commands.core import AsyncScript
 
 SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
 #: scripts that use the chain walk get scripts/_walk.lua prepended
-_USES_WALK = frozenset({"create", "chain"})
+_USES_WALK = frozenset({"create"})
 
 
 def source(name: str) -> str:
@@ -20,11 +20,10 @@ def source(name: str) -> str:
 
 
 class Scripts:
-    __slots__ = ("append", "cancel", "chain", "claim", "create", "finish", "reap", "requeue")
+    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue")
 
     def __init__(self, redis: Redis) -> None:
         self.create: AsyncScript = redis.register_script(source("create"))
-        self.chain: AsyncScript = redis.register_script(source("chain"))
         self.claim: AsyncScript = redis.register_script(source("claim"))
         self.append: AsyncScript = redis.register_script(source("append"))
         self.finish: AsyncScript = redis.register_script(source("finish"))

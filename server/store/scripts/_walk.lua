@@ -1,20 +1,27 @@
--- Shared by create.lua and chain.lua (prepended when the scripts are loaded).
--- Follows `prev` from `id` back to the head of the chain, newest first, and returns
--- {'ok', {in_1, out_1, in_2, out_2, ...}}, or {'missing', id} / {'too_deep', id}.
--- With ttl_ms > 0 every interaction on the way is given that TTL again, so a live chain keeps its head.
+-- Prepended to create.lua when it is loaded.
+-- Follows `prev` from `id` back to the head of the chain, newest first. With `with_blobs` it returns
+-- every interaction's `in` and `out` ({'ok', {in_1, out_1, in_2, out_2, ...}}); with `expire_at` > 0 it
+-- gives every one that expiry. Errors: {'missing', id} / {'too_deep', id}.
 -- The keys walked are not declared in KEYS: they share the tenant's hash tag, so they live in one slot.
-local function walk(prefix, id, max_depth, ttl_ms)
+local function walk(prefix, id, max_depth, with_blobs, expire_at)
   local blobs = {}
   local depth = 0
   while id and id ~= '' do
     depth = depth + 1
     if depth > max_depth then return {'too_deep', id} end
     local key = prefix .. id
-    local f = redis.call('HMGET', key, 'status', 'prev', 'in', 'out')
+    local f
+    if with_blobs then
+      f = redis.call('HMGET', key, 'status', 'prev', 'in', 'out')
+    else
+      f = redis.call('HMGET', key, 'status', 'prev')
+    end
     if not f[1] then return {'missing', id} end
-    if ttl_ms > 0 then redis.call('PEXPIRE', key, ttl_ms) end
-    blobs[#blobs + 1] = f[3] or ''
-    blobs[#blobs + 1] = f[4] or ''
+    if expire_at > 0 then redis.call('PEXPIREAT', key, expire_at) end
+    if with_blobs then
+      blobs[#blobs + 1] = f[3] or ''
+      blobs[#blobs + 1] = f[4] or ''
+    end
     id = f[2]
   end
   return {'ok', blobs}
