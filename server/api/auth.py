@@ -16,21 +16,29 @@ from ..settings import AuthSettings
 from .errors import ApiError
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_KNOWN_KEYS = 10_000
 
 
 class Authenticator:
     def __init__(self, settings: AuthSettings) -> None:
         self.settings = settings
         self.tenants = {digest.lower(): _SAFE.sub("_", name) for digest, name in settings.keys.items()}
+        # recently seen keys (in memory only), so a busy client is not hashed on every request
+        self._known: dict[str, str] = {}
 
     def tenant(self, request: Request[Any, Any, Any]) -> str:
         key = _key_of(request)
         if not key:
             raise ApiError(401, "An API key is required: send it in the x-goog-api-key header")
+        tenant = self._known.get(key)
+        if tenant is not None:
+            return tenant
         digest = hashlib.sha256(key.encode()).hexdigest()
-        if self.settings.mode == "open":
-            return digest[:32]
-        tenant = self.tenants.get(digest)
+        tenant = digest[:32] if self.settings.mode == "open" else self.tenants.get(digest)
+        if tenant is not None:
+            if len(self._known) >= _KNOWN_KEYS:
+                self._known.clear()
+            self._known[key] = tenant
         if tenant is None:
             raise ApiError(401, "The API key is not valid")
         return tenant

@@ -3,7 +3,6 @@ optional Vertex `projects/{p}/locations/{l}/` segment."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -13,7 +12,6 @@ from litestar.response import Stream
 
 from ..protocol.codec import InvalidArgument, decode_create, json_encoder
 from ..runner import render
-from ..runner.run import RunResult
 from ..runner.service import Queued
 from .errors import ApiError, upstream_error
 from .state import AppState
@@ -97,7 +95,7 @@ async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
     if outcome.listener is not None:
         cancel = runner.on_stream_disconnect == "cancel"
         return sse_response(run_frames(outcome, runner.keepalive_seconds, cancel))
-    result: RunResult = await asyncio.shield(outcome.task)
+    result = await outcome.result()
     if result.error is not None and not result.produced:
         raise upstream_error(result.error)
     interaction = result.interaction

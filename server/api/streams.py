@@ -42,5 +42,5 @@ async def run_frames(started: Started, keepalive: float, cancel_on_disconnect: b
                 batch.append(more)
             yield b"".join(batch)
     finally:
-        if not started.task.done() and cancel_on_disconnect:
+        if started.task is not None and not started.task.done() and cancel_on_disconnect:
             started.handle.stop(DISCONNECTED)

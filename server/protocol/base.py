@@ -13,8 +13,12 @@ from typing import Any, ClassVar
 import msgspec
 
 
-class Wire(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A plain wire object: keyword-only, `None`/default fields left out when encoded."""
+class Wire(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """A plain wire object: keyword-only, `None`/default fields left out when encoded.
+
+    Wire objects are data: they never form reference cycles, so the garbage collector need not track
+    them (a server holds many of them, and full collections would scan them all).
+    """
 
 
 class Tagged(Wire, tag_field="type"):

@@ -18,8 +18,10 @@ History = tuple[Step, ...]
 
 
 class Histories:
-    def __init__(self, max_steps: int = 500_000, max_age: float = 600.0) -> None:
+    def __init__(self, max_steps: int = 200_000, max_age: float = 600.0, min_steps: int = 32) -> None:
         self.max_steps = max_steps
+        #: shorter histories are not kept: reading them back is cheap, and most conversations are short
+        self.min_steps = min_steps
         self.max_age = max_age
         self._entries: OrderedDict[tuple[str, str], tuple[float, History]] = OrderedDict()
         self._steps = 0
@@ -37,7 +39,7 @@ class Histories:
         return history
 
     def put(self, tenant: str, interaction_id: str, history: History) -> None:
-        if len(history) > self.max_steps:
+        if not self.min_steps <= len(history) <= self.max_steps:
             return
         key = (tenant, interaction_id)
         self._drop(key)

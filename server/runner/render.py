@@ -11,9 +11,17 @@ from ..protocol.interaction import ErrorInfo, Interaction, Usage
 from ..protocol.steps import Step
 from ..store.records import Record, StoredConfig
 
+_last_second = -1
+_last_stamp = ""
+
 
 def timestamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """Now, as the API writes times (`2026-06-01T12:00:00Z`); formatted once a second."""
+    global _last_second, _last_stamp
+    second = int(time.time())
+    if second != _last_second:
+        _last_second, _last_stamp = second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    return _last_stamp
 
 
 def interaction(

@@ -7,11 +7,13 @@ runs to the runner.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import logging
-import secrets
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import msgspec
 from redis.asyncio import Redis
@@ -46,17 +48,40 @@ LOST_WORKER = "The worker running this interaction was lost"
 LOST_SERVER = "The server running this interaction was lost"
 
 
-def new_id() -> str:
-    # 128 random bits, URL-safe (ids go into paths unencoded)
-    return "v1_" + secrets.token_urlsafe(16)
+class _Ids:
+    """128 random bits per id, URL-safe (ids go into paths unencoded), from the OS's CSPRNG read in
+    blocks: one read per 256 ids instead of one per id."""
+
+    def __init__(self) -> None:
+        self._block = b""
+        self._at = 0
+
+    def __call__(self) -> str:
+        if self._at >= len(self._block):
+            self._block, self._at = os.urandom(16 * 256), 0
+        raw = self._block[self._at : self._at + 16]
+        self._at += 16
+        return "v1_" + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+new_id = _Ids()
 
 
 class Started(msgspec.Struct, kw_only=True):
-    """A foreground run in progress: its task, and the stream of its frames if one was asked for."""
+    """A foreground run: a task that runs it (and the stream of its frames if one was asked for), or, for
+    a plain call whose id nobody can know yet, the run itself, for the caller to await."""
 
-    task: asyncio.Task[RunResult]
     handle: RunHandle
     listener: Listener | None
+    task: asyncio.Task[RunResult] | None = None
+    inline: Coroutine[Any, Any, RunResult] | None = None
+
+    async def result(self) -> RunResult:
+        if self.inline is not None:
+            return await self.inline
+        assert self.task is not None
+        # the run goes on (and settles) even if the caller is cancelled
+        return await asyncio.shield(self.task)
 
 
 class Queued(msgspec.Struct, kw_only=True):
@@ -217,8 +242,11 @@ class InteractionService:
             keys.member(spec.tenant, spec.interaction_id) if spec.tenant and spec.interaction_id else None
         )
         handle = RunHandle(member)
-        listener: Listener | None = asyncio.Queue() if stream else None
         runner = self.stateless_runner if stateless else self.runner
+        if not stream and (stateless or spec.deferred):
+            # nothing can address this run but its caller: no task, no registration
+            return Started(handle=handle, listener=None, inline=runner.run(spec, handle))
+        listener: Listener | None = asyncio.Queue() if stream else None
         task = self.registry.start(handle, runner.run(spec, handle, listener))
         return Started(task=task, handle=handle, listener=listener)
 

@@ -91,6 +91,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _netstrings(values: list[Any]) -> bytes:
+    parts = []
+    for value in values:
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(b"%d:%s" % (len(raw), raw))
+    return b"".join(parts)
+
+
 def _str(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -195,7 +203,7 @@ class Repository:
                 chain_expiry,
                 lease_deadline,
                 keys.member(tenant, interaction_id),
-                *fields,
+                *([_netstrings(fields)] if fields else []),
             ],
         )
         steps = self._chain_result(result, previous_interaction_id or "")

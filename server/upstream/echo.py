@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from ..protocol.content import text_of
+from ..protocol.content import TextContent, text_of
 from ..protocol.deltas import ArgumentsDelta, TextDelta
 from ..protocol.interaction import Usage
 from ..protocol.steps import (
@@ -47,7 +47,7 @@ class EchoBackend:
     async def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         history = request.history
         prompt = _last_user_text(history)
-        input_words = sum(_count_words(step) for step in history)
+        input_words = _count_words(history)
         tools = [t for t in request.config.tools or () if isinstance(t, FunctionTool)]
         results = _trailing_results(history)
         if tools and not results:
@@ -118,14 +118,23 @@ def _trailing_results(history: list[Step]) -> list[FunctionResultStep]:
     return results[::-1]
 
 
-def _count_words(step: Step) -> int:
-    if isinstance(step, (UserInputStep, ModelOutputStep)):
-        return len(text_of(step.content).split())  # type: ignore[arg-type]
-    if isinstance(step, ThoughtStep):
-        return len(text_of(step.summary).split())
-    if isinstance(step, FunctionResultStep):
-        return len(_result_text(step.result).split())
-    return 0
+def _count_words(history: list[Step]) -> int:
+    """The words of everything the model was given (a loop, not a call per step: chains get long)."""
+    words = 0
+    for step in history:
+        if isinstance(step, (UserInputStep, ModelOutputStep)):
+            items = step.content
+        elif isinstance(step, ThoughtStep):
+            items = step.summary or []
+        elif isinstance(step, FunctionResultStep):
+            words += len(_result_text(step.result).split())
+            continue
+        else:
+            continue
+        for item in items:
+            if isinstance(item, TextContent):
+                words += len(item.text.split())
+    return words
 
 
 def _arguments_for(tool: FunctionTool, prompt: str) -> dict[str, Any]:

@@ -7,8 +7,9 @@
 -- ARGV[1] tenant key prefix, ARGV[2] previous interaction id or '', ARGV[3] ttl ms, ARGV[4] max depth,
 -- ARGV[5] now ms, ARGV[6] chain: 'walk' (check it, return its steps), 'check', or 'skip' (checked before)
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms if
--- the caller runs it now ('' otherwise), ARGV[9] running-set member, ARGV[10..] field, value, ...
--- (no fields: check the chain only, store nothing)
+-- the caller runs it now ('' otherwise), ARGV[9] running-set member, ARGV[10] the hash's fields and
+-- values as netstrings ("5:status11:in_progress..."): one argument rather than two dozen, since the client
+-- spends more on each argument than the server (absent: check the chain only, store nothing)
 -- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or ''} or {error, id}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local chain = {}
@@ -31,7 +32,14 @@ if prev ~= '' and mode ~= 'skip' then
 end
 if #ARGV >= 10 then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
-  redis.call('HSET', KEYS[1], unpack(ARGV, 10))
+  local packed, fields, at = ARGV[10], {}, 1
+  while at <= #packed do
+    local colon = string.find(packed, ':', at, true)
+    local length = tonumber(string.sub(packed, at, colon - 1))
+    fields[#fields + 1] = string.sub(packed, colon + 1, colon + length)
+    at = colon + length + 1
+  end
+  redis.call('HSET', KEYS[1], unpack(fields))
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
   if ARGV[8] ~= '' then redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9]) end
