@@ -18,6 +18,11 @@ test: $(STAMP) redis-server
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP) redis-server
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "installing wrk (Debian package)"; \
+	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; \
+	}
 	$(BIN)/python -m bench
 
 lint: $(STAMP)

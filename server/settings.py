@@ -47,7 +47,8 @@ class RunnerSettings(Section):
     lease_seconds: float = 10.0
     heartbeat_seconds: float = 1.0
     flush_interval_ms: int = 25
-    flush_max_events: int = 16
+    #: events waiting in a process (all its runs) that make the writer flush before the interval is up
+    flush_early_events: int = 512
     #: runs of a background interaction, counting the first; a lost worker's job is re-run until then
     max_attempts: int = 3
     cancel_ack_timeout_seconds: float = 2.0

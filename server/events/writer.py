@@ -24,8 +24,6 @@ log = logging.getLogger(__name__)
 
 #: runs in one script call
 _RUNS_PER_CALL = 200
-#: pending frames (over all runs) that trigger a flush before the interval is up
-_EARLY_FLUSH_FRAMES = 512
 
 
 class LogEntry:
@@ -50,6 +48,7 @@ class LogWriter:
         self.repository = repository
         self.interval = settings.flush_interval_ms / 1000
         self.heartbeat = settings.heartbeat_seconds
+        self.early_frames = settings.flush_early_events
         self.entries: set[LogEntry] = set()
         self.dirty: set[LogEntry] = set()
         self.pending_frames = 0
@@ -68,7 +67,7 @@ class LogWriter:
         self.dirty.add(entry)
         self.pending_frames += 1
         self.wake.set()
-        if self.pending_frames >= _EARLY_FLUSH_FRAMES:
+        if self.pending_frames >= self.early_frames:
             self.early.set()
 
     async def release(self, entry: LogEntry) -> list[tuple[int, bytes]]:
