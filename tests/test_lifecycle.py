@@ -225,3 +225,13 @@ def test_background_create_returns_at_once(beta: genai.Client) -> None:
     assert reply.status in ("queued", "in_progress")
     assert not reply.steps
     beta.interactions.cancel(reply.id)
+
+
+def test_every_model_output_and_user_input_step_carries_content(http: httpx.Client) -> None:
+    """sttp-ai decodes strictly: `content` must be there even when it is empty."""
+    body = {"model": "echo", "input": "a b c", "generation_config": {"max_output_tokens": 0}}
+    created = http.post("/v1beta/interactions", json=body).json()
+    assert created["status"] == "incomplete"
+    assert created["steps"] == [{"type": "model_output", "content": []}]
+    got = http.get(f"/v1beta/interactions/{created['id']}", params={"stream": "false"}).json()
+    assert all("content" in step for step in got["steps"])

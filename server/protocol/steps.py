@@ -18,18 +18,28 @@ class UnknownStep(UnknownMember, Step):
     __slots__ = ()
 
 
+# `content` defaults to None and becomes a list after decoding: a default of [] would leave an empty list
+# out of the JSON, and strict clients (sttp-ai) need `content` on every user_input and model_output step.
+
+
 class UserInputStep(Tagged, Step, tag="user_input"):
-    content: list[Content] | str = []
+    content: list[Content] | str = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         # Some clients send a bare string; stored steps always hold a content list.
         if isinstance(self.content, str):
             self.content = [TextContent(text=self.content)]
+        elif self.content is None:
+            self.content = []
 
 
 class ModelOutputStep(Tagged, Step, tag="model_output"):
-    content: list[Content] = []
+    content: list[Content] = None  # type: ignore[assignment]
     error: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.content is None:
+            self.content = []
 
 
 class ThoughtStep(Tagged, Step, tag="thought"):
