@@ -174,7 +174,9 @@ async def test_chain_is_rebuilt_in_a_constant_number_of_round_trips(
     previous = first
     for i in range(1, 40):
         previous = (
-            await client.aio.interactions.create(model="echo", input=f"turn {i}", previous_interaction_id=previous)
+            await client.aio.interactions.create(
+                model="echo", input=f"turn {i}", previous_interaction_id=previous
+            )
         ).id
 
     async def commands_for_one_turn(parent: str) -> tuple[int, int]:
@@ -185,7 +187,9 @@ async def test_chain_is_rebuilt_in_a_constant_number_of_round_trips(
         async with redis.monitor() as monitor:
             reader = asyncio.create_task(_collect(monitor, tenant, seen))
             await asyncio.sleep(0.05)
-            turn = await client.aio.interactions.create(model="echo", input="x", previous_interaction_id=parent)
+            turn = await client.aio.interactions.create(
+                model="echo", input="x", previous_interaction_id=parent
+            )
             await asyncio.sleep(0.2)
             reader.cancel()
         return len(seen), turn.usage.total_input_tokens

@@ -563,7 +563,9 @@ def test_text_deltas_accumulate_into_one_model_output_step() -> None:
     assert turn.steps == [ModelOutputStep(content=[TextContent(text="Hello world")])]
     assert turn.final_status() == "completed"
     # the step.start event keeps the skeleton the client was sent, not the finished step
-    assert json_encoder.encode(first[0].step) == b'{"type":"model_output","content":[]}'  # content always present
+    assert (
+        json_encoder.encode(first[0].step) == b'{"type":"model_output","content":[]}'
+    )  # content always present
 
 
 def test_explicit_step_boundaries() -> None:
