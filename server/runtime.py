@@ -68,7 +68,12 @@ class Runtime:
         )
         blocking = Redis(
             connection_pool=BlockingConnectionPool.from_url(
-                settings.redis_url, max_connections=2000, timeout=30, socket_timeout=None
+                # no socket timeout (reads block for a keep-alive interval); keepalive finds dead peers
+                settings.redis_url,
+                max_connections=2000,
+                timeout=30,
+                socket_timeout=None,
+                socket_keepalive=True,
             )
         )
         runtime = cls(settings, redis, blocking)

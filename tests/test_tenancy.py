@@ -256,7 +256,9 @@ async def test_every_interaction_key_has_the_configured_ttl(
     assert len(interaction_keys) == 4
     for key in interaction_keys:
         pttl = await redis.pttl(key)
-        assert TTL_MS - TTL_SLACK_MS <= pttl <= TTL_MS, (key, pttl)
+        # a parent lives up to half a TTL longer than its child, so the chain outlives its newest turn
+        limit = TTL_MS * 3 // 2 if key.endswith(head["id"].encode()) else TTL_MS
+        assert TTL_MS - TTL_SLACK_MS <= pttl <= limit, (key, pttl)
     for key in keys:
         assert await redis.pttl(key) > 0, key  # nothing of a tenant is kept forever
 
@@ -271,9 +273,10 @@ async def test_a_child_extends_its_ancestors(http: httpx.Client, redis: aioredis
     assert await redis.pttl(prefix + head["id"]) <= 60_000
 
     create(http, "three", previous_interaction_id=middle["id"])
-    for ancestor in (head, middle):
-        pttl = await redis.pttl(prefix + ancestor["id"])
-        assert TTL_MS - TTL_SLACK_MS <= pttl <= TTL_MS, (ancestor["id"], pttl)
+    # the parent is extended at every turn, beyond the new turn's own TTL; older ancestors are extended
+    # when their earliest expiry comes near (test_a_live_chain_never_loses_its_head watches that happen)
+    pttl = await redis.pttl(prefix + middle["id"])
+    assert TTL_MS - TTL_SLACK_MS <= pttl <= TTL_MS * 3 // 2, (middle["id"], pttl)
     # only the chain is extended
     assert await redis.pttl(prefix + unrelated["id"]) <= 60_000
 
@@ -447,3 +450,29 @@ def test_keys_mode_with_the_sdk(keys_stack: tuple[Stack, str]) -> None:
     assert listed.interactions.get(reply.id).output_text == "sdk in keys mode"
     with pytest.raises(sdk_errors.AuthenticationError):
         unlisted.interactions.create(model="echo", input="x")
+
+
+@pytest.fixture(scope="module")
+def short_ttl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Interactions that live 4 s, so that time really passes on a chain."""
+    stack = Stack(Path(tmp_path_factory.mktemp("ttl")), config={"store": {"ttl_seconds": 4}})
+    stack.start_redis()
+    try:
+        stack.start_server()
+        yield stack
+    finally:
+        stack.stop()
+
+
+def test_a_live_chain_never_loses_its_head(short_ttl: Stack) -> None:
+    url = short_ttl.servers[0][1]
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": new_key()}, timeout=30) as client:
+        turns = [create(client, "turn 0")]
+        for i in range(1, 6):  # 7.5 s: the head's own TTL ran out long ago
+            time.sleep(1.5)
+            turns.append(create(client, f"turn {i}", previous_interaction_id=turns[-1]["id"]))
+        for turn in turns:
+            got = client.get(f"{PATH}/{turn['id']}", params={"stream": "false"})
+            assert got.status_code == 200, (turn["id"], got.text)
+        last = create(client, "and on", previous_interaction_id=turns[-1]["id"])
+        assert last["usage"]["total_input_tokens"] == 6 * 4 + 2

@@ -11,6 +11,7 @@ from litestar import Request, Response, delete, get, post
 from litestar.response import Stream
 
 from ..protocol.codec import InvalidArgument, decode_create, json_encoder
+from ..protocol.interaction import is_interaction_id
 from ..runner import render
 from ..runner.service import Queued
 from .errors import ApiError, upstream_error
@@ -18,7 +19,6 @@ from .state import AppState
 from .streams import run_frames, sse_response
 
 _VERSION = re.compile(r"v\d+((alpha|beta)\d*)?")
-_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 _BASES = ("/{version:str}", "/{version:str}/projects/{project:str}/locations/{location:str}")
 COLLECTION = [f"{base}/interactions" for base in _BASES]
@@ -35,7 +35,7 @@ def _state(request: Request[Any, Any, Any]) -> AppState:
 
 def _interaction_id(request: Request[Any, Any, Any]) -> str:
     value = request.path_params["interaction_id"]
-    if not _ID.fullmatch(value):
+    if not is_interaction_id(value):
         raise ApiError(404, f"Interaction {value!r} was not found")
     return str(value)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .base import Wire
@@ -84,3 +85,10 @@ class Interaction(InteractionConfig, kw_only=True):
 
 
 CONFIG_FIELDS: tuple[str, ...] = InteractionConfig.__struct_fields__
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def is_interaction_id(value: str) -> bool:
+    """Ids are URL-safe (they go into paths unencoded, spec §0); anything else names no interaction."""
+    return _ID.fullmatch(value) is not None

@@ -64,8 +64,9 @@ class RunSpec(msgspec.Struct, kw_only=True):
     background: bool = False
     #: stored only when it ends (a foreground call whose id nobody knows yet): no lease, no log
     deferred: bool = False
-    #: for a deferred record: the earliest expiry in its chain, from the check at create
+    #: for a deferred record: the earliest expiry in its chain and its depth, from the check at create
     chain_expiry: str = ""
+    depth: int = 1
     #: emit `interaction.created` first (a new run, not a re-run of a lost one)
     announce: bool = True
     created: str
@@ -281,6 +282,7 @@ class Runner:
             previous_interaction_id=spec.previous_interaction_id,
             chain="skip",
             chain_expiry=spec.chain_expiry,
+            depth=spec.depth,
         )
 
     def _final(self, spec: RunSpec, status: str, output: Output) -> Interaction:

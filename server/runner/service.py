@@ -24,12 +24,18 @@ from ..events.writer import LogWriter
 from ..protocol import status as st
 from ..protocol.codec import InvalidArgument
 from ..protocol.events import ErrorEvent, InteractionCompleted, InteractionStatusUpdate
-from ..protocol.interaction import CreateRequest, ErrorInfo, Interaction, InteractionConfig
+from ..protocol.interaction import (
+    CreateRequest,
+    ErrorInfo,
+    Interaction,
+    InteractionConfig,
+    is_interaction_id,
+)
 from ..protocol.steps import Step
 from ..settings import Settings
 from ..store import keys
 from ..store.records import Output, Record, StoredConfig
-from ..store.repository import NewRecord, NotFound, Repository
+from ..store.repository import ChainTooDeep, NewRecord, NotFound, Repository
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from . import render
@@ -157,6 +163,8 @@ class InteractionService:
             if repeated is not None:
                 return repeated
         prev = request.previous_interaction_id
+        if prev is not None and not is_interaction_id(prev):
+            raise NotFound(prev)
         cached = self.histories.get(tenant, prev) if prev else None
         walk = bool(prev) and cached is None
         # A plain foreground call's id is known to nobody until it is answered: its record is written
@@ -219,6 +227,7 @@ class InteractionService:
             logged=request.stream,
             deferred=deferred,
             chain_expiry=chain.expiry,
+            depth=chain.depth,
             created=created,
             previous_interaction_id=prev,
             config=stored,
@@ -248,6 +257,8 @@ class InteractionService:
             return Started(handle=handle, listener=None, inline=runner.run(spec, handle))
         listener: Listener | None = asyncio.Queue() if stream else None
         task = self.registry.start(handle, runner.run(spec, handle, listener))
+        if listener is not None:
+            task.add_done_callback(lambda done: _end_stream_on_failure(done, listener))
         return Started(task=task, handle=handle, listener=listener)
 
     async def _idempotent(self, tenant: str, key: str, interaction_id: str, body: bytes) -> Queued | None:
@@ -381,7 +392,7 @@ class InteractionService:
             history = await self._history(tenant, record.previous_interaction_id)
             config = record.config.config
             backend, upstream_model = self._route(config)
-        except (NotFound, InvalidArgument) as exc:
+        except (NotFound, InvalidArgument, ChainTooDeep) as exc:
             await self.settle_without_run(
                 tenant, interaction_id, st.IN_PROGRESS, st.FAILED, ErrorInfo(code="failed", message=str(exc))
             )
@@ -405,7 +416,12 @@ class InteractionService:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            # the worker is shutting down: stop the run and give it back to the queue
+            # the worker is shutting down: stop the run and give it back to the queue, unless it is
+            # already writing its end (then let it)
+            if handle.settling:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await asyncio.shield(task)
+                raise
             if not task.done():
                 handle.reason = None
                 task.cancel()
@@ -465,6 +481,20 @@ class InteractionService:
             except Exception:
                 log.exception("reaper pass failed")
             await asyncio.sleep(self.settings.runner.reaper_interval_seconds)
+
+
+def _end_stream_on_failure(task: asyncio.Task[RunResult], listener: Listener) -> None:
+    """A run that raised never sent its terminal events: its stream gets an `error` event and ends."""
+    if task.cancelled():
+        failure: BaseException | None = asyncio.CancelledError()
+    else:
+        failure = task.exception()
+    if failure is None:
+        return
+    if not isinstance(failure, asyncio.CancelledError):
+        log.error("run failed", exc_info=failure)
+    listener.put_nowait(frame(ErrorEvent(error=ErrorInfo(code="internal", message="The run failed"))))
+    listener.put_nowait(None)
 
 
 def _upstream_request(config: InteractionConfig, upstream_model: str, history: list[Step]) -> UpstreamRequest:

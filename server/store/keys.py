@@ -22,7 +22,7 @@ def tenant_prefix(tenant: str) -> str:
 
 def interaction(tenant: str, interaction_id: str) -> str:
     """HASH: status, fence, attempts, bg, log, prev, created, updated, seq, settled, cfg, in, out,
-    cexp (the earliest expiry among its ancestors, ms)."""
+    cexp (the earliest expiry among its ancestors, ms), depth (its place in its chain, from 1)."""
     return f"ix:{{{tenant}}}:{interaction_id}"
 
 
@@ -68,3 +68,4 @@ class Field:
     INPUT: Final = "in"
     OUTPUT: Final = "out"
     CHAIN_EXPIRY: Final = "cexp"
+    DEPTH: Final = "depth"

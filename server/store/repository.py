@@ -60,6 +60,8 @@ class Chain(msgspec.Struct, kw_only=True):
 
     steps: list[Step] | None
     expiry: str
+    #: the new interaction's place in the chain (1 for a first turn)
+    depth: int = 1
 
 
 class Claim(msgspec.Struct, frozen=True):
@@ -139,12 +141,15 @@ class Repository:
         previous_interaction_id: str | None,
         chain: str,
         chain_expiry: str = "",
+        depth: int = 0,
         claim: bool = False,
+        pickup_deadline: int | None = None,
     ) -> Chain:
         """Store a new interaction after checking the chain it continues (`chain`: "walk" to also get the
         chain's steps, "check", or "skip" when `check_chain` did it already, giving `chain_expiry`).
 
-        With `claim`, the caller runs it now: it holds fence 1 and a lease.
+        With `claim`, the caller runs it now: it holds fence 1 and a lease. With `pickup_deadline`, a queued
+        run is watched from now: if no worker has claimed it by then, the reaper looks for its job.
         """
         fields: list[Any] = [
             Field.STATUS, record.status,
@@ -162,21 +167,22 @@ class Repository:
             fields += [Field.OUTPUT, encode(record.output), Field.SETTLED, "1"]
         if previous_interaction_id:
             fields += [Field.PREV, previous_interaction_id]
+        if chain == "skip":
+            fields += [Field.DEPTH, depth or 1]
+        deadline: int | str = ""
+        if claim:
+            deadline = now_ms() + self.lease_ms
+        elif pickup_deadline is not None:
+            deadline = pickup_deadline
         return await self._create(
-            tenant,
-            interaction_id,
-            previous_interaction_id,
-            chain,
-            chain_expiry,
-            now_ms() + self.lease_ms if claim else "",
-            fields,
+            tenant, interaction_id, previous_interaction_id, chain, chain_expiry, deadline, fields
         )
 
     async def check_chain(self, tenant: str, previous_interaction_id: str | None, *, walk: bool) -> Chain:
         """Check (and keep alive) the chain a new interaction will continue, storing nothing yet; with
         `walk`, also return its steps."""
         if not previous_interaction_id:
-            return Chain(steps=[], expiry="")
+            return Chain(steps=[], expiry="", depth=1)
         return await self._create(
             tenant, "", previous_interaction_id, "walk" if walk else "check", "", "", []
         )
@@ -207,7 +213,7 @@ class Repository:
             ],
         )
         steps = self._chain_result(result, previous_interaction_id or "")
-        return Chain(steps=steps if chain == "walk" else None, expiry=_str(result[2]))
+        return Chain(steps=steps if chain == "walk" else None, expiry=_str(result[2]), depth=int(result[3]))
 
     def _chain_result(self, result: Sequence[Any], start: str) -> list[Step]:
         outcome = _str(result[0])

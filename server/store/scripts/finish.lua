@@ -18,13 +18,14 @@ if ARGV[1] == '' then
     seq = seq + 1
     if logged then
       local event = string.sub(ARGV[i], 1, -4) .. ',"event_id":"evt_' .. seq .. '"}\n\n'
-      redis.call('XADD', KEYS[2], '0-' .. seq, 'e', event)
+      redis.pcall('XADD', KEYS[2], '0-' .. seq, 'e', event)
     end
   end
 else
   for i = 9, #ARGV, 2 do
     seq = tonumber(ARGV[i])
-    if logged then redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
+    -- pcall: an append whose reply was lost may have written some of these already
+    if logged then redis.pcall('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
   end
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq, 'settled', '1')
