@@ -93,13 +93,12 @@ class Runtime:
         return runtime
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
-        member = keys.member(tenant, interaction_id)
         await self.redis.enqueue_job(
             JOB_NAME,
             tenant,
             interaction_id,
             fence,
-            _job_id=f"{member}/{fence}",
+            _job_id=keys.job_id(tenant, interaction_id, fence),
             _queue_name=self.settings.worker.queue_name,
         )
 

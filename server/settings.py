@@ -51,6 +51,8 @@ class RunnerSettings(Section):
     flush_early_events: int = 512
     #: runs of a background interaction, counting the first; a lost worker's job is re-run until then
     max_attempts: int = 3
+    #: a queued job not taken by a worker within this long is looked for (and queued again if lost)
+    pickup_seconds: float = 30.0
     cancel_ack_timeout_seconds: float = 2.0
     #: what a foreground stream does when its client goes away: "cancel" the run, or "continue" it
     on_stream_disconnect: Literal["cancel", "continue"] = "cancel"

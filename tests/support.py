@@ -27,6 +27,7 @@ TEST_CONFIG: dict[str, dict[str, Any]] = {
         "heartbeat_seconds": 0.5,
         "reaper_interval_seconds": 0.25,
         "max_attempts": 2,
+        "pickup_seconds": 2.0,
         "cancel_ack_timeout_seconds": 2.0,
         "keepalive_seconds": 2.0,
     },

@@ -297,3 +297,21 @@ def test_a_foreground_run_whose_web_process_dies_is_failed(crash: Stack) -> None
     finally:
         doomed.stop()
         crash.servers.pop()
+
+
+async def test_a_job_lost_before_any_worker_took_it_is_queued_again(crash: Stack) -> None:
+    url = crash.servers[0][1]
+    key = new_key()
+    tenant = tenant_of(key)
+    client = sdk(url, key)
+    reply = await client.aio.interactions.create(model="echo", input="not lost", background=True)
+    redis = aioredis.Redis.from_url(crash.redis_url)
+    try:
+        # no worker runs yet: take its job out of arq's queue, as a failed enqueue or a lost Redis write would
+        job = f"{tenant}/{reply.id}/0"
+        assert await redis.delete(f"arq:job:{job}") == 1
+        await redis.zrem("ix:queue", job)
+        crash.start_worker()
+        await until_async(lambda: _status_is(client, reply.id, "completed"), within=15)
+    finally:
+        await redis.aclose()

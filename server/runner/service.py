@@ -35,7 +35,7 @@ from ..protocol.steps import Step
 from ..settings import Settings
 from ..store import keys
 from ..store.records import Output, Record, StoredConfig
-from ..store.repository import ChainTooDeep, NewRecord, NotFound, Repository
+from ..store.repository import ChainTooDeep, NewRecord, NotFound, Repository, now_ms
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from . import render
@@ -189,6 +189,8 @@ class InteractionService:
                     previous_interaction_id=prev,
                     chain="walk" if walk else "check",
                     claim=not request.background,
+                    # watched from now: if its job is lost before a worker takes it, it is queued again
+                    pickup_deadline=now_ms() + self._pickup_ms if request.background else None,
                 )
         except BaseException:
             if idempotency_key is not None:
@@ -441,32 +443,54 @@ class InteractionService:
         self.histories.put(tenant, previous_interaction_id, tuple(steps))
         return steps
 
+    @property
+    def _pickup_ms(self) -> int:
+        """How long a queued job may wait before the reaper looks for it (and then again, while it waits)."""
+        return int(self.settings.runner.pickup_seconds * 1000)
+
     async def hand_back(self, tenant: str, interaction_id: str, fence: int, *, refund: bool) -> bool:
-        pickup_ms = int(max(self.settings.runner.lease_seconds, 30) * 1000)
-        new_fence = await self.repository.requeue(tenant, interaction_id, fence, pickup_ms, refund=refund)
+        new_fence = await self.repository.requeue(
+            tenant, interaction_id, fence, self._pickup_ms, refund=refund
+        )
         if new_fence is None:
             return False
         await self.enqueue(tenant, interaction_id, new_fence)
         return True
 
     async def reap_once(self) -> int:
-        """Find runs whose lease ran out: re-run background ones that have attempts left, fail the rest."""
+        """Look after runs whose lease (or pickup deadline) ran out: a job still waiting in the queue gets
+        more time, a lost job is queued again, a lost background run is re-run while it has attempts left,
+        a cancel nobody settled is settled, and the rest fail."""
         handled = 0
         for member in await self.repository.due_runs():
             tenant, interaction_id = keys.split_member(member)
-            status, background, attempts, fence = await self.repository.run_state(tenant, interaction_id)
+            run = await self.repository.run_state(tenant, interaction_id)
             handled += 1
-            if status not in st.RUNNING:
+            if run.status == st.CANCELLED and not run.settled:
+                await self.settle_without_run(tenant, interaction_id, st.CANCELLED, st.CANCELLED, None)
+                continue
+            if run.status not in st.RUNNING:
                 await self.repository.forget_run(tenant, interaction_id)
                 continue
-            if background and attempts < self.settings.runner.max_attempts:
-                if await self.hand_back(tenant, interaction_id, fence, refund=False):
-                    log.warning("re-running %s: its runner was lost (attempt %d)", member, attempts + 1)
-                continue
-            message = LOST_WORKER if background else LOST_SERVER
+            if run.background:
+                if await self.repository.job_waiting(tenant, interaction_id, run.fence):
+                    await self.repository.watch(tenant, interaction_id, now_ms() + self._pickup_ms)
+                    continue
+                if run.status == st.QUEUED:
+                    log.warning("queueing %s again: its job was lost before it started", member)
+                    await self.enqueue(tenant, interaction_id, run.fence)
+                    await self.repository.watch(tenant, interaction_id, now_ms() + self._pickup_ms)
+                    continue
+                if run.attempts < self.settings.runner.max_attempts:
+                    if await self.hand_back(tenant, interaction_id, run.fence, refund=False):
+                        log.warning(
+                            "re-running %s: its runner was lost (attempt %d)", member, run.attempts + 1
+                        )
+                    continue
+            message = LOST_WORKER if run.background else LOST_SERVER
             log.warning("failing %s: %s", member, message)
             await self.settle_without_run(
-                tenant, interaction_id, status, st.FAILED, ErrorInfo(code="worker_lost", message=message)
+                tenant, interaction_id, run.status, st.FAILED, ErrorInfo(code="worker_lost", message=message)
             )
         return handled
 

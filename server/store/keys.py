@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from arq.constants import in_progress_key_prefix, job_key_prefix
+
 #: sorted set of running interactions ("tenant/id"), scored by the time their lease runs out (ms)
 RUNNING: Final = "ix:running"
 #: pub/sub channel carrying "tenant/id" of interactions to stop at once
@@ -44,6 +46,20 @@ def idempotency(tenant: str, key_digest: str) -> str:
 def member(tenant: str, interaction_id: str) -> str:
     """How a run is named in RUNNING, in cancel messages and in job ids."""
     return f"{tenant}/{interaction_id}"
+
+
+def job_id(tenant: str, interaction_id: str, fence: int) -> str:
+    """The arq job that runs an interaction under a fence (a new fence, a new job)."""
+    return f"{tenant}/{interaction_id}/{fence}"
+
+
+# arq's own keys for a job (named by arq.constants): queued jobs have the first, started ones both
+def arq_job(job: str) -> str:
+    return job_key_prefix + job
+
+
+def arq_in_progress(job: str) -> str:
+    return in_progress_key_prefix + job
 
 
 def split_member(value: str) -> tuple[str, str]:

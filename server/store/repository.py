@@ -82,6 +82,15 @@ class RunBatch(msgspec.Struct, frozen=True):
     events: Sequence[tuple[int, bytes]]
 
 
+class RunState(msgspec.Struct, frozen=True, kw_only=True):
+    status: str | None
+    background: bool
+    attempts: int
+    fence: int
+    #: the run's end (output and terminal events) is written
+    settled: bool
+
+
 class Settle(msgspec.Struct, frozen=True):
     #: ok | fenced | status | missing
     outcome: str
@@ -371,18 +380,32 @@ class Repository:
         members = await self.scripts.reap(keys=[keys.RUNNING], args=[now_ms(), retry_ms, limit])
         return [_str(m) for m in members]
 
-    async def run_state(self, tenant: str, interaction_id: str) -> tuple[str | None, bool, int, int]:
-        """(status, background, attempts, fence) of a run, for the reaper."""
-        status, bg, attempts, fence = await self._commands.hmget(
+    async def run_state(self, tenant: str, interaction_id: str) -> RunState:
+        """What the reaper needs to know of a run whose lease ran out."""
+        status, bg, attempts, fence, settled = await self._commands.hmget(
             keys.interaction(tenant, interaction_id),
-            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE],
+            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE, Field.SETTLED],
         )
-        return (
-            _str(status) if status is not None else None,
-            bg == b"1",
-            int(attempts or 0),
-            int(fence or 0),
+        return RunState(
+            status=_str(status) if status is not None else None,
+            background=bg == b"1",
+            attempts=int(attempts or 0),
+            fence=int(fence or 0),
+            settled=settled is not None,
         )
+
+    async def job_waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:
+        """Whether the job for this fence is still in arq's queue, not yet taken by a worker."""
+        job = keys.job_id(tenant, interaction_id, fence)
+        queued, taken = (
+            await self._commands.exists(keys.arq_job(job)),
+            await self._commands.exists(keys.arq_in_progress(job)),
+        )
+        return bool(queued) and not taken
+
+    async def watch(self, tenant: str, interaction_id: str, deadline_ms: int) -> None:
+        """Give a run (not yet claimed) until `deadline_ms` before the reaper looks at it again."""
+        await self.redis.zadd(keys.RUNNING, {keys.member(tenant, interaction_id): deadline_ms})
 
     async def requeue(
         self, tenant: str, interaction_id: str, seen_fence: int, pickup_ms: int, *, refund: bool
