@@ -13,6 +13,7 @@ from .api import health, interactions, openapi
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
+from .runner.handle import DISCONNECTED
 from .runtime import Runtime
 from .settings import Settings
 
@@ -43,6 +44,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         finally:
             if host is not None:
                 await host.stop()
+            # the clients of this process's foreground runs are being disconnected: settle the runs
+            await runtime.registry.stop_all(DISCONNECTED, grace=5.0)
             await runtime.close()
 
     return Litestar(

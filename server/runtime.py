@@ -83,7 +83,9 @@ class Runtime:
             keys.FORGET_CHANNEL: runtime.service.histories.forget_tenant,
         }
         runtime._tasks = [
-            asyncio.create_task(signals.listen(redis, channels, listening)),
+            asyncio.create_task(
+                signals.listen(redis, channels, listening, runtime.service.histories.forget_all)
+            ),
             asyncio.create_task(runtime.service.reap_forever()),
             asyncio.create_task(runtime.service.writer.run()),
         ]

@@ -11,6 +11,7 @@ import httpx
 import pytest
 import redis as sync_redis
 from google import genai
+from google.genai._interactions import BadRequestError
 
 from .sse import events, text_of
 from .support import Stack, new_key, sdk, tenant_of
@@ -168,6 +169,10 @@ def test_replay_of_a_finished_interaction_from_its_record(streams: Stack) -> Non
     assert "".join(e.delta.text for e in replayed if e.event_type == "step.delta") == "alpha beta gamma"
     resumed = list(client.interactions.get(interaction_id, stream=True, last_event_id=replayed[3].event_id))
     assert [e.event_id for e in resumed] == [e.event_id for e in replayed[4:]]
+    # an id from the expired log names nothing in the rebuilt replay
+    with pytest.raises(BadRequestError) as caught:
+        list(client.interactions.get(interaction_id, stream=True, last_event_id=live[3].event_id))
+    assert "expired" in str(caught.value)
 
 
 def _collapsed(kinds: list[str]) -> list[str]:

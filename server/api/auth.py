@@ -15,14 +15,18 @@ from litestar import Request
 from ..settings import AuthSettings
 from .errors import ApiError
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_TENANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _KNOWN_KEYS = 10_000
 
 
 class Authenticator:
     def __init__(self, settings: AuthSettings) -> None:
         self.settings = settings
-        self.tenants = {digest.lower(): _SAFE.sub("_", name) for digest, name in settings.keys.items()}
+        for name in settings.keys.values():
+            # a tenant name goes into every Redis key of the tenant: two names must never become one
+            if not _TENANT_NAME.fullmatch(name):
+                raise ValueError(f"auth.keys: tenant name {name!r} may hold only A-Z a-z 0-9 _ . - (1-64)")
+        self.tenants = {digest.lower(): name for digest, name in settings.keys.items()}
         # recently seen keys (in memory only), so a busy client is not hashed on every request
         self._known: dict[str, str] = {}
 

@@ -60,24 +60,32 @@ class EventLog:
     async def prepare(self, tenant: str, interaction_id: str, last_event_id: str | None) -> Replay:
         """Check the request before the response starts: 404 for the id, 400 for a bad `last_event_id`."""
         record = await self.repository.get(tenant, interaction_id)
-        after = 0
+        kind, after = sse.LOGGED, 0
         if last_event_id is not None:
             parsed = sse.parse_event_id(last_event_id)
             if parsed is None:
                 raise InvalidArgument(f"Unknown last_event_id {last_event_id!r}", "last_event_id")
-            after = parsed
+            kind, after = parsed
         key = keys.events(tenant, interaction_id)
         has_log = bool(await self.redis.exists(key))
         if has_log or (record.logged and record.status in st.RUNNING):
-            if after and not await self.redis.xrange(key, f"0-{after}", f"0-{after}", count=1):
+            if after and (
+                kind != sse.LOGGED or not await self.redis.xrange(key, f"0-{after}", f"0-{after}", count=1)
+            ):
                 raise InvalidArgument(
                     f"Unknown or expired last_event_id {last_event_id!r}: no such event in this "
                     "interaction's log",
                     "last_event_id",
                 )
             return Replay(tenant=tenant, interaction_id=interaction_id, after=after, mode="follow")
-        if after and record.status in st.FINISHED and after > len(synthesize(record)):
-            raise InvalidArgument(f"Unknown or expired last_event_id {last_event_id!r}", "last_event_id")
+        if after and (
+            kind != sse.REBUILT or (record.status in st.FINISHED and after > len(synthesize(record)))
+        ):
+            raise InvalidArgument(
+                f"Unknown or expired last_event_id {last_event_id!r}: this interaction's event log has "
+                "expired; replay it from the start (without last_event_id)",
+                "last_event_id",
+            )
         return Replay(tenant=tenant, interaction_id=interaction_id, after=after, mode="record")
 
     async def frames(self, replay: Replay) -> AsyncIterator[bytes]:
@@ -127,7 +135,7 @@ def _gone(interaction_id: str) -> bytes:
 
 
 def synthesize(record: Record) -> list[bytes]:
-    """The events of a finished interaction, rebuilt from its record (numbered from evt_1)."""
+    """The events of a finished interaction, rebuilt from its record (numbered evr_1, evr_2, ...)."""
     interaction = render.from_record(record, full_timeline=False)
     events: list[Event] = [
         InteractionCreated(
@@ -155,7 +163,7 @@ def synthesize(record: Record) -> list[bytes]:
         events.append(InteractionCompleted(interaction=interaction))
     frames = []
     for seq, event in enumerate(events, start=1):
-        event.event_id = sse.event_id(seq)
+        event.event_id = sse.event_id(seq, sse.REBUILT)
         frames.append(sse.frame(event))
     return frames
 

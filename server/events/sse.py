@@ -27,13 +27,19 @@ def is_terminal(frame_bytes: bytes) -> bool:
     return frame_bytes.startswith(_TERMINAL_PREFIXES)
 
 
-def event_id(seq: int) -> str:
-    return f"evt_{seq}"
+#: ids of events in an interaction's log (`evt_<n>`, entry `0-<n>`), and of events rebuilt from its record
+#: once the log is gone (`evr_<n>`): the two numberings differ, so a resume never mixes them up
+LOGGED = "evt"
+REBUILT = "evr"
 
 
-def parse_event_id(value: str) -> int | None:
-    """The sequence number of an `evt_<n>` id, or None if it is not one of ours."""
-    prefix, _, number = value.partition("_")
-    if prefix != "evt" or not number.isdigit():
+def event_id(seq: int, kind: str = LOGGED) -> str:
+    return f"{kind}_{seq}"
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """(kind, sequence number) of one of our event ids, or None."""
+    kind, _, number = value.partition("_")
+    if kind not in (LOGGED, REBUILT) or not number.isdigit():
         return None
-    return int(number)
+    return kind, int(number)

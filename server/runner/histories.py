@@ -25,6 +25,8 @@ class Histories:
         self.max_age = max_age
         self._entries: OrderedDict[tuple[str, str], tuple[float, History]] = OrderedDict()
         self._steps = 0
+        #: bumped by every forget of a tenant: a history put by a run that started before it is stale
+        self._generations: dict[str, int] = {}
 
     def get(self, tenant: str, interaction_id: str) -> History | None:
         key = (tenant, interaction_id)
@@ -38,8 +40,14 @@ class Histories:
         self._entries.move_to_end(key)
         return history
 
-    def put(self, tenant: str, interaction_id: str, history: History) -> None:
+    def generation(self, tenant: str) -> int:
+        return self._generations.get(tenant, 0)
+
+    def put(self, tenant: str, interaction_id: str, history: History, generation: int | None = None) -> None:
+        """Keep a history; with `generation` (read when it was gathered), only if no forget came since."""
         if not self.min_steps <= len(history) <= self.max_steps:
+            return
+        if generation is not None and generation != self.generation(tenant):
             return
         key = (tenant, interaction_id)
         self._drop(key)
@@ -49,8 +57,14 @@ class Histories:
             self._drop(next(iter(self._entries)))
 
     def forget_tenant(self, tenant: str) -> None:
+        self._generations[tenant] = self.generation(tenant) + 1
         for key in [k for k in self._entries if k[0] == tenant]:
             self._drop(key)
+
+    def forget_all(self) -> None:
+        """Drop everything (when forget broadcasts may have been missed)."""
+        for tenant in {k[0] for k in self._entries}:
+            self.forget_tenant(tenant)
 
     def _drop(self, key: tuple[str, str]) -> None:
         entry = self._entries.pop(key, None)

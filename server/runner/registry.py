@@ -31,3 +31,12 @@ class RunRegistry:
     def stop(self, member: str, reason: str = CANCELLED) -> bool:
         handle = self.runs.get(member)
         return handle.stop(reason) if handle is not None else False
+
+    async def stop_all(self, reason: str, grace: float) -> None:
+        """Stop every run of this process and give them `grace` seconds to save what they made."""
+        handles = list(self.runs.values())
+        for handle in handles:
+            handle.stop(reason)
+        tasks = [h.task for h in handles if h.task is not None and not h.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace)

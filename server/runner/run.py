@@ -67,6 +67,8 @@ class RunSpec(msgspec.Struct, kw_only=True):
     #: for a deferred record: the earliest expiry in its chain and its depth, from the check at create
     chain_expiry: str = ""
     depth: int = 1
+    #: the tenant's history generation when the history was read (server/runner/histories.py)
+    generation: int | None = None
     #: emit `interaction.created` first (a new run, not a re-run of a lost one)
     announce: bool = True
     created: str
@@ -255,7 +257,8 @@ class Runner:
             return RunResult(interaction=final, error=error, produced=produced, fenced=True)
         if stored and self.histories is not None and spec.tenant and spec.interaction_id:
             # what the next turn continues from: this one's whole conversation
-            self.histories.put(spec.tenant, spec.interaction_id, (*spec.request.history, *output.steps))
+            history = (*spec.request.history, *output.steps)
+            self.histories.put(spec.tenant, spec.interaction_id, history, spec.generation)
         if state.listener is not None:
             for _seq, frame in terminal:
                 state.listener.put_nowait(frame)

@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 #: enqueue(tenant, interaction id, fence the job is queued under)
 Enqueue = Callable[[str, str, int], Awaitable[None]]
 
+#: how long a repeated Idempotency-Key waits for the first call's answer
+_IDEMPOTENT_WAIT_SECONDS = 600.0
+
 LOST_WORKER = "The worker running this interaction was lost"
 LOST_SERVER = "The server running this interaction was lost"
 
@@ -165,6 +168,7 @@ class InteractionService:
         prev = request.previous_interaction_id
         if prev is not None and not is_interaction_id(prev):
             raise NotFound(prev)
+        generation = self.histories.generation(tenant)
         cached = self.histories.get(tenant, prev) if prev else None
         walk = bool(prev) and cached is None
         # A plain foreground call's id is known to nobody until it is answered: its record is written
@@ -197,7 +201,7 @@ class InteractionService:
                 await self.repository.forget_idempotency(tenant, _digest(idempotency_key))
             raise
         if chain.steps is not None and prev:
-            self.histories.put(tenant, prev, tuple(chain.steps))
+            self.histories.put(tenant, prev, tuple(chain.steps), generation)
         history = list(cached) if cached is not None else chain.steps or []
         if fill_function_result_names(history, input_steps) and not deferred:
             await self.repository.replace_input(tenant, interaction_id, input_steps)
@@ -230,6 +234,7 @@ class InteractionService:
             deferred=deferred,
             chain_expiry=chain.expiry,
             depth=chain.depth,
+            generation=generation,
             created=created,
             previous_interaction_id=prev,
             config=stored,
@@ -273,15 +278,20 @@ class InteractionService:
             raise InvalidArgument(
                 "This Idempotency-Key was used with a different request body", "Idempotency-Key"
             )
-        for _ in range(50):
+        deadline = asyncio.get_running_loop().time() + _IDEMPOTENT_WAIT_SECONDS
+        while True:
             try:
                 record = await self.repository.get(tenant, known_id)
             except NotFound:
-                # the first request is still storing it
-                await asyncio.sleep(0.02)
-                continue
-            return Queued(interaction=render.from_record(record, full_timeline=False), tenant=tenant)
-        raise NotFound(known_id)
+                record = None  # the first request is still storing it
+            # a repeated foreground call answers like the first one: once it has finished
+            waiting = record is None or (not record.background and record.status in st.RUNNING)
+            if not waiting or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        if record is None:
+            raise NotFound(known_id)
+        return Queued(interaction=render.from_record(record, full_timeline=False), tenant=tenant)
 
     async def _fail_unstarted(
         self, tenant: str, interaction_id: str, message: str, fence: int | None
@@ -389,9 +399,10 @@ class InteractionService:
             return
         if claim.outcome != "ok":
             return
+        generation = self.histories.generation(tenant)
         try:
             record = await self.repository.get(tenant, interaction_id)
-            history = await self._history(tenant, record.previous_interaction_id)
+            history = await self._history(tenant, record.previous_interaction_id, generation)
             config = record.config.config
             backend, upstream_model = self._route(config)
         except (NotFound, InvalidArgument, ChainTooDeep) as exc:
@@ -412,6 +423,7 @@ class InteractionService:
             config=record.config,
             request=_upstream_request(config, upstream_model, [*history, *record.input_steps]),
             backend=backend,
+            generation=generation,
         )
         handle = RunHandle(keys.member(tenant, interaction_id))
         task = self.registry.start(handle, self.runner.run(spec, handle))
@@ -432,7 +444,7 @@ class InteractionService:
             await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
             raise
 
-    async def _history(self, tenant: str, previous_interaction_id: str | None) -> list[Step]:
+    async def _history(self, tenant: str, previous_interaction_id: str | None, generation: int) -> list[Step]:
         if not previous_interaction_id:
             return []
         cached = self.histories.get(tenant, previous_interaction_id)
@@ -440,7 +452,7 @@ class InteractionService:
             return list(cached)
         chain = await self.repository.check_chain(tenant, previous_interaction_id, walk=True)
         steps = chain.steps or []
-        self.histories.put(tenant, previous_interaction_id, tuple(steps))
+        self.histories.put(tenant, previous_interaction_id, tuple(steps), generation)
         return steps
 
     @property

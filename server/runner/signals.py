@@ -11,12 +11,20 @@ from redis.asyncio import Redis
 log = logging.getLogger(__name__)
 
 
-async def listen(redis: Redis, handlers: Mapping[str, Callable[[str], object]], ready: asyncio.Event) -> None:
-    """Follow the channels for ever, reconnecting; each message goes to its channel's handler."""
+async def listen(
+    redis: Redis,
+    handlers: Mapping[str, Callable[[str], object]],
+    ready: asyncio.Event,
+    on_subscribed: Callable[[], object] | None = None,
+) -> None:
+    """Follow the channels for ever, reconnecting; each message goes to its channel's handler.
+    `on_subscribed` runs on every (re)subscription: what was broadcast in between is lost."""
     while True:
         try:
             async with redis.pubsub(ignore_subscribe_messages=True) as pubsub:
                 await pubsub.subscribe(*handlers)
+                if on_subscribed is not None:
+                    on_subscribed()
                 ready.set()
                 async for message in pubsub.listen():
                     channel, data = message.get("channel"), message.get("data")
