@@ -94,7 +94,9 @@ class EventLog:
                 yield chunk
             return
         record = await self._wait_finished(replay)
-        if record is not None:
+        if record is None:
+            yield _gone(replay.interaction_id)
+        else:
             yield b"".join(synthesize(record)[replay.after :])
 
     async def _follow(self, replay: Replay) -> AsyncIterator[bytes]:
@@ -122,10 +124,13 @@ class EventLog:
             yield b"".join(frames)
 
     async def _wait_finished(self, replay: Replay) -> Record | None:
+        """A running interaction without a log (a plain foreground call): its end, read from the record."""
         while True:
-            record = await self.repository.get(replay.tenant, replay.interaction_id)
-            if record.status in st.FINISHED:
-                return record
+            status = await self.repository.status(replay.tenant, replay.interaction_id)
+            if status is None:
+                return None
+            if status in st.FINISHED:
+                return await self.repository.get(replay.tenant, replay.interaction_id)
             await asyncio.sleep(_POLL_SECONDS)
 
 

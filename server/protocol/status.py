@@ -1,7 +1,8 @@
 """The interaction status machine (spec §6, §8).
 
-Every status string of the API exists here. Transitions are checked in Python and enforced atomically in
-Lua (store/scripts), which receives the allowed "from" set computed here.
+Every status string of the API exists here, with the moves between them. The Lua scripts in store/scripts
+make each move atomically; they name the statuses they compare against literally (queued and in_progress
+are the running ones), so a change here must be made there too.
 """
 
 from __future__ import annotations

@@ -69,7 +69,6 @@ class Claim(msgspec.Struct, frozen=True):
     outcome: str
     fence: int = 0
     seq: int = 0
-    prior: str = ""
     detail: str = ""
 
 
@@ -296,7 +295,7 @@ class Repository:
         )
         outcome = _str(result[0])
         if outcome == "ok":
-            return Claim("ok", fence=int(result[1]), seq=int(result[2]), prior=_str(result[3]))
+            return Claim("ok", fence=int(result[1]), seq=int(result[2]))
         return Claim(outcome, detail=_str(result[1]) if len(result) > 1 else "")
 
     async def append(self, runs: Sequence[RunBatch]) -> list[str]:

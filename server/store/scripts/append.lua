@@ -3,7 +3,8 @@
 -- next flush even if its pub/sub message was lost; a run that is no longer in_progress, or whose fence
 -- moved on, writes nothing.
 -- KEYS[1] running set, then per run: its hash, its event log
--- ARGV[1] lease deadline ms, ARGV[2] log ttl ms, then per run: fence, member, n, then n times seq, frame
+-- ARGV[1] lease deadline ms, ARGV[2] ttl ms of a running interaction's log (its record's; finish.lua
+-- shortens it), then per run: fence, member, n, then n times seq, frame
 local results = {}
 local a = 3
 for i = 1, (#KEYS - 1) / 2 do

@@ -13,4 +13,4 @@ if attempts > tonumber(ARGV[3]) then return {'exhausted', tostring(attempts - 1)
 local fence = redis.call('HINCRBY', KEYS[1], 'fence', 1)
 redis.call('HSET', KEYS[1], 'status', 'in_progress')
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])
-return {'ok', tostring(fence), f[2] or '0', f[1]}
+return {'ok', tostring(fence), f[2] or '0'}
