@@ -7,11 +7,9 @@ runs to the runner.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hashlib
 import logging
-import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -42,6 +40,7 @@ from . import render
 from .handle import RunHandle
 from .histories import Histories
 from .history import fill_function_result_names
+from .ids import new_id
 from .registry import RunRegistry
 from .run import Listener, Runner, RunResult, RunSpec
 
@@ -55,25 +54,6 @@ _IDEMPOTENT_WAIT_SECONDS = 600.0
 
 LOST_WORKER = "The worker running this interaction was lost"
 LOST_SERVER = "The server running this interaction was lost"
-
-
-class _Ids:
-    """128 random bits per id, URL-safe (ids go into paths unencoded), from the OS's CSPRNG read in
-    blocks: one read per 256 ids instead of one per id."""
-
-    def __init__(self) -> None:
-        self._block = b""
-        self._at = 0
-
-    def __call__(self) -> str:
-        if self._at >= len(self._block):
-            self._block, self._at = os.urandom(16 * 256), 0
-        raw = self._block[self._at : self._at + 16]
-        self._at += 16
-        return "v1_" + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-new_id = _Ids()
 
 
 class Started(msgspec.Struct, kw_only=True):
