@@ -130,7 +130,7 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
     if unknown:
         raise SystemExit(f"unknown scenarios: {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
     started = time.monotonic()
-    workdir = RESULTS / "work"
+    workdir = RESULTS / "processes"
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     upstream = BenchUpstream(upstream_scripts(plan))
@@ -176,7 +176,7 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
             dead = [child for child in stack.children if not child.alive()]
             if dead:
                 results["stack"] = {
-                    "error": f"{dead[0].name} died; see bench/results/work/{dead[0].name}.log"
+                    "error": f"{dead[0].name} died; see bench/results/processes/{dead[0].name}.log"
                 }
                 break
     finally:
