@@ -315,3 +315,15 @@ async def test_a_job_lost_before_any_worker_took_it_is_queued_again(crash: Stack
         await until_async(lambda: _status_is(client, reply.id, "completed"), within=15)
     finally:
         await redis.aclose()
+
+
+async def test_two_cancels_at_once_both_see_the_saved_output(base_url: str, api_key: str) -> None:
+    client = sdk(base_url, api_key)
+    reply = await client.aio.interactions.create(model="echo-slow", input=LONG, background=True)
+    await until_async(lambda: _status_is(client, reply.id, "in_progress"))
+    await asyncio.sleep(0.4)
+    first, second = await asyncio.gather(
+        client.aio.interactions.cancel(reply.id), client.aio.interactions.cancel(reply.id)
+    )
+    assert first.status == second.status == "cancelled"
+    assert first.output_text and first.output_text == second.output_text

@@ -299,7 +299,7 @@ class InteractionService:
             raise NotFound(interaction_id)
         if result.outcome == "status":
             if result.detail == st.CANCELLED:
-                return await self.repository.get(tenant, interaction_id)
+                return await self._settled(tenant, interaction_id)
             raise InvalidArgument(
                 f"Interaction {interaction_id!r} is {result.detail}; only queued or running interactions "
                 "can be cancelled",
@@ -316,6 +316,16 @@ class InteractionService:
         if not acked:
             await self.settle_without_run(tenant, interaction_id, st.CANCELLED, st.CANCELLED, None)
         return await self.repository.get(tenant, interaction_id)
+
+    async def _settled(self, tenant: str, interaction_id: str) -> Record:
+        """A cancelled interaction, once its run has saved its output (or after the cancel's wait)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.runner.cancel_ack_timeout_seconds
+        while True:
+            record = await self.repository.get(tenant, interaction_id)
+            if record.settled or loop.time() > deadline:
+                return record
+            await asyncio.sleep(0.02)
 
     async def delete(self, tenant: str, interaction_id: str) -> None:
         status = await self.repository.status(tenant, interaction_id)

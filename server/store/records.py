@@ -43,6 +43,8 @@ class Record(msgspec.Struct, kw_only=True):
     config: StoredConfig
     input_steps: list[Step]
     output: Output | None
+    #: the run's end (output, terminal events) is written; false while a cancelled run saves its output
+    settled: bool = False
 
 
 _config_decoder = msgpack_decoder(StoredConfig)

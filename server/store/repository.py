@@ -124,6 +124,7 @@ _RECORD_FIELDS = (
     Field.CONFIG,
     Field.INPUT,
     Field.OUTPUT,
+    Field.SETTLED,
 )
 
 
@@ -244,7 +245,7 @@ class Repository:
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
         values = await self._commands.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
-        status, created, updated, prev, bg, log, seq, cfg, inp, out = values
+        status, created, updated, prev, bg, log, seq, cfg, inp, out, settled = values
         if status is None or cfg is None:
             raise NotFound(interaction_id)
         return Record(
@@ -259,11 +260,14 @@ class Repository:
             config=decode_config(cfg),
             input_steps=decode_steps(inp),
             output=decode_output(out),
+            settled=settled is not None,
         )
 
     async def replace_input(self, tenant: str, interaction_id: str, input_steps: list[Step]) -> None:
         """This turn's input steps, completed from the chain (a second write, only when needed)."""
-        await self._commands.hset(keys.interaction(tenant, interaction_id), Field.INPUT, encode(input_steps))
+        await self.scripts.set_input(
+            keys=[keys.interaction(tenant, interaction_id)], args=[encode(input_steps)]
+        )
 
     async def status(self, tenant: str, interaction_id: str) -> str | None:
         value = await self._commands.hget(keys.interaction(tenant, interaction_id), Field.STATUS)

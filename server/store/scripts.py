@@ -20,7 +20,7 @@ def source(name: str) -> str:
 
 
 class Scripts:
-    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue")
+    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue", "set_input")
 
     def __init__(self, redis: Redis) -> None:
         self.create: AsyncScript = redis.register_script(source("create"))
@@ -30,3 +30,4 @@ class Scripts:
         self.cancel: AsyncScript = redis.register_script(source("cancel"))
         self.reap: AsyncScript = redis.register_script(source("reap"))
         self.requeue: AsyncScript = redis.register_script(source("requeue"))
+        self.set_input: AsyncScript = redis.register_script(source("set_input"))
