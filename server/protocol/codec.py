@@ -10,7 +10,7 @@ from msgspec import inspect as mi
 from .base import OpenMember, dec_hook, enc_hook, split_error
 from .content import Content, TextContent
 from .interaction import CreateRequest
-from .steps import Step, UnknownStep, UserInputStep
+from .steps import Step, UserInputStep
 
 T = TypeVar("T")
 
@@ -215,7 +215,3 @@ def warnings_of(unknown: list[tuple[str, str]]) -> list[str]:
         rest = len(entries) - (MAX_WARNINGS - 1)
         entries = [*entries[: MAX_WARNINGS - 1], f"+{rest} more warnings"]
     return entries
-
-
-def is_unknown_step(step: Step) -> bool:
-    return isinstance(step, UnknownStep)

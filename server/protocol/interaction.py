@@ -84,8 +84,6 @@ class Interaction(InteractionConfig, kw_only=True):
     warnings: list[str] | None = None
 
 
-CONFIG_FIELDS: tuple[str, ...] = InteractionConfig.__struct_fields__
-
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
