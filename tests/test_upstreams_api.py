@@ -27,6 +27,7 @@ from google.genai._interactions import (
     InternalServerError,
     RateLimitError,
 )
+from redis import Redis as SyncRedis
 
 from server.embedded_redis import free_port
 from tests.fakes import anthropic as an
@@ -36,7 +37,7 @@ from tests.fakes.http import FakeServer, RecordedRequest, Script
 
 from .sse import events as sse_events
 from .sse import text_of
-from .support import Stack
+from .support import Stack, tenant_of
 from .waiting import until
 
 SECRETS = {
@@ -867,7 +868,7 @@ UPSTREAM_400 = {
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_upstream_400_is_our_400_with_its_message(
-    backend: str, ai: genai.Client, upstreams: Upstreams
+    backend: str, ai: genai.Client, upstreams: Upstreams, e2e_stack: Stack, api_key: str
 ) -> None:
     script, words = UPSTREAM_400[backend]
     upstreams[backend].add(script)
@@ -876,6 +877,9 @@ def test_upstream_400_is_our_400_with_its_message(
     assert caught.value.status_code == 400
     assert words in str(caught.value) and backend in str(caught.value)
     assert len(upstreams[backend].requests) == 1
+    # the caller got no id: nothing was kept
+    with SyncRedis.from_url(e2e_stack.redis_url) as redis:
+        assert list(redis.scan_iter(match=f"ix:{{{tenant_of(api_key)}}}:*")) == []
 
 
 def test_upstream_timeout_is_504_naming_the_backend(ai: genai.Client, upstreams: Upstreams) -> None:

@@ -178,6 +178,9 @@ class Runner:
         if turn.error is not None:
             errors = [*(errors or []), turn.error]
         output = Output(steps=turn.steps, usage=turn.usage, errors=errors)
+        if spec.deferred and error is not None and not produced:
+            # its caller gets an HTTP error and no id: there is nothing anyone could read back
+            stored = False
         return await self._settle(spec, state, handle, status, output, error, produced, stored)
 
     # -- upstream --------------------------------------------------------------------------------------
