@@ -9,10 +9,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.protocol.codec import InvalidArgument, convert
+from server.protocol.codec import InvalidArgument
 from server.protocol.content import AudioContent, DocumentContent, ImageContent, TextContent
 from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
-from server.protocol.interaction import InteractionConfig
 from server.protocol.steps import (
     FunctionCallStep,
     FunctionResultStep,
@@ -26,7 +25,6 @@ from server.upstream import native
 from server.upstream.anthropic import AnthropicBackend, AnthropicDecoder, build_body
 from server.upstream.base import (
     Finished,
-    StepDelta,
     StepStarted,
     UpstreamError,
     UpstreamEvent,
@@ -48,26 +46,19 @@ from tests.fakes.anthropic import (
 from tests.fakes.gemini import gemini_function_call_script
 from tests.fakes.http import FakeServer, drain
 
+from . import helpers
+from .helpers import deltas, user
+
 KEY_ENV = "IX_TEST_ANTHROPIC_KEY"
 
 
 def request(history: list[Step], model: str = "claude-test", **config: Any) -> UpstreamRequest:
-    return UpstreamRequest(
-        model=model, upstream_model=model, history=history, config=convert(config, InteractionConfig)
-    )
-
-
-def user(text: str) -> UserInputStep:
-    return UserInputStep(content=[TextContent(text=text)])
+    return helpers.request(history, model, **config)
 
 
 def decode(raw: bytes) -> list[UpstreamEvent]:
     decoder = AnthropicDecoder()
     return decoder.feed_bytes(raw) + decoder.close()
-
-
-def deltas(events: list[UpstreamEvent]) -> list[Any]:
-    return [e.delta for e in events if isinstance(e, StepDelta)]
 
 
 def raw_of(events: list[dict[str, Any]]) -> bytes:

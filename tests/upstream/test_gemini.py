@@ -9,10 +9,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.protocol.codec import InvalidArgument, convert
+from server.protocol.codec import InvalidArgument
 from server.protocol.content import ImageContent, TextContent, VideoContent
 from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
-from server.protocol.interaction import InteractionConfig
 from server.protocol.steps import (
     FunctionCallStep,
     FunctionResultStep,
@@ -25,7 +24,6 @@ from server.settings import ModelRoute
 from server.upstream import native
 from server.upstream.base import (
     Finished,
-    StepDelta,
     StepEnded,
     StepStarted,
     UpstreamError,
@@ -45,26 +43,19 @@ from tests.fakes.gemini import (
 )
 from tests.fakes.http import FakeServer, Script, drain, sse
 
+from . import helpers
+from .helpers import deltas, user
+
 KEY_ENV = "IX_TEST_GEMINI_KEY"
 
 
 def request(history: list[Step], model: str = "gemini-3-flash", **config: Any) -> UpstreamRequest:
-    return UpstreamRequest(
-        model=model, upstream_model=model, history=history, config=convert(config, InteractionConfig)
-    )
-
-
-def user(text: str) -> UserInputStep:
-    return UserInputStep(content=[TextContent(text=text)])
+    return helpers.request(history, model, **config)
 
 
 def decode(raw: bytes) -> list[UpstreamEvent]:
     decoder = GeminiDecoder()
     return decoder.feed_bytes(raw) + decoder.close()
-
-
-def deltas(events: list[UpstreamEvent]) -> list[Any]:
-    return [e.delta for e in events if isinstance(e, StepDelta)]
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,25 @@
+"""What the backend tests share: building requests and reading decoded events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.protocol.codec import convert
+from server.protocol.content import TextContent
+from server.protocol.interaction import InteractionConfig
+from server.protocol.steps import Step, UserInputStep
+from server.upstream.base import StepDelta, UpstreamEvent, UpstreamRequest
+
+
+def request(history: list[Step], model: str, **config: Any) -> UpstreamRequest:
+    return UpstreamRequest(
+        model=model, upstream_model=model, history=history, config=convert(config, InteractionConfig)
+    )
+
+
+def user(text: str) -> UserInputStep:
+    return UserInputStep(content=[TextContent(text=text)])
+
+
+def deltas(events: list[UpstreamEvent]) -> list[Any]:
+    return [e.delta for e in events if isinstance(e, StepDelta)]
