@@ -8,20 +8,14 @@ import pytest
 import redis.asyncio as aioredis
 from google import genai
 
-from .support import Stack, new_key, sdk, tenant_of
+from .support import Stack, new_key, running_stack, sdk, tenant_of
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The shared stack: a private Redis, one web process and one worker process."""
-    stack = Stack(Path(tmp_path_factory.mktemp("stack")))
-    stack.start_redis()
-    try:
-        stack.start_server()
-        stack.start_worker()
+    with running_stack(Path(tmp_path_factory.mktemp("stack")), workers=1) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +189,29 @@ class Stack:
         for proc, _url in self.servers:
             proc.stop()
         self.redis.stop()
+
+
+@contextlib.contextmanager
+def running_stack(
+    workdir: Path,
+    *,
+    config: dict[str, dict[str, Any]] | None = None,
+    models: str = "",
+    servers: int = 1,
+    workers: int = 0,
+    env: dict[str, str] | None = None,
+) -> Iterator[Stack]:
+    """A started stack (Redis, `servers` web and `workers` worker processes), stopped afterwards."""
+    stack = Stack(workdir, config=config, models=models)
+    stack.start_redis()
+    try:
+        for _ in range(servers):
+            stack.start_server(**(env or {}))
+        for _ in range(workers):
+            stack.start_worker(**(env or {}))
+        yield stack
+    finally:
+        stack.stop()
 
 
 def _wait_ready(url: str, proc: Process, timeout: float = 30) -> None:

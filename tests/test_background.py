@@ -17,7 +17,7 @@ from google import genai
 from google.genai._interactions import BadRequestError, NotFoundError
 
 from .sse import events, text_of
-from .support import Stack, new_key, sdk, tenant_keys, tenant_of
+from .support import Stack, new_key, running_stack, sdk, tenant_keys, tenant_of
 from .waiting import until, until_async
 
 LONG = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
@@ -156,13 +156,10 @@ def _completed(http: httpx.Client, interaction_id: str) -> dict[str, object] | N
 @pytest.fixture(scope="module")
 def crash_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """A stack of its own, whose workers the tests start, kill and stop."""
-    stack = Stack(Path(tmp_path_factory.mktemp("crash")), config={"runner": {"max_attempts": 2}})
-    stack.start_redis()
-    try:
-        stack.start_server()
+    with running_stack(
+        Path(tmp_path_factory.mktemp("crash")), config={"runner": {"max_attempts": 2}}
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture

@@ -9,20 +9,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .support import Stack, new_key, sdk
+from .support import Stack, new_key, running_stack, sdk
 from .waiting import until
 
 
 @pytest.fixture(scope="module")
 def restartable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(Path(tmp_path_factory.mktemp("restart")))
-    stack.start_redis()
-    try:
-        stack.start_server()
-        stack.start_worker()
+    with running_stack(Path(tmp_path_factory.mktemp("restart")), workers=1) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 def test_service_survives_a_redis_restart(restartable: Stack) -> None:

@@ -14,7 +14,7 @@ from google import genai
 from google.genai._interactions import BadRequestError
 
 from .sse import events, text_of
-from .support import Stack, new_key, sdk, tenant_of
+from .support import Stack, new_key, running_stack, sdk, tenant_of
 from .waiting import until
 
 SENTENCE = " ".join(f"s{i}" for i in range(60))  # 3 s of echo-slow
@@ -23,15 +23,11 @@ SENTENCE = " ".join(f"s{i}" for i in range(60))  # 3 s of echo-slow
 @pytest.fixture(scope="module")
 def streams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Two web processes and one worker on one Redis; keep-alives every second."""
-    stack = Stack(Path(tmp_path_factory.mktemp("streams")), config={"runner": {"keepalive_seconds": 1.0}})
-    stack.start_redis()
-    try:
-        stack.start_server()
-        stack.start_server()
-        stack.start_worker()
+    config = {"runner": {"keepalive_seconds": 1.0}}
+    with running_stack(
+        Path(tmp_path_factory.mktemp("streams")), config=config, servers=2, workers=1
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 def _urls(stack: Stack) -> tuple[str, str]:

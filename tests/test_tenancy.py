@@ -20,7 +20,7 @@ from google import genai
 from google.genai import _interactions as sdk_errors
 from redis import Redis as SyncRedis
 
-from .support import Stack, new_key, sdk, tenant_keys, tenant_of
+from .support import Stack, new_key, running_stack, sdk, tenant_keys, tenant_of
 
 PATH = "/v1beta/interactions"
 TTL_MS = 55 * 24 * 3600 * 1000
@@ -399,13 +399,8 @@ def sha256(value: str) -> str:
 @pytest.fixture(scope="module")
 def keys_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, str]]:
     config = {"auth": {"mode": "keys", "keys": {sha256(KEY_A): "team-a", sha256(KEY_B).upper(): "team-b"}}}
-    stack = Stack(Path(tmp_path_factory.mktemp("keys-mode")), config=config)
-    stack.start_redis()
-    try:
-        url = stack.start_server()
-        yield stack, url
-    finally:
-        stack.stop()
+    with running_stack(Path(tmp_path_factory.mktemp("keys-mode")), config=config) as stack:
+        yield stack, stack.servers[0][1]
 
 
 def test_keys_mode(keys_stack: tuple[Stack, str]) -> None:
@@ -455,13 +450,8 @@ def test_keys_mode_with_the_sdk(keys_stack: tuple[Stack, str]) -> None:
 @pytest.fixture(scope="module")
 def short_ttl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Interactions that live 4 s, so that time really passes on a chain."""
-    stack = Stack(Path(tmp_path_factory.mktemp("ttl")), config={"store": {"ttl_seconds": 4}})
-    stack.start_redis()
-    try:
-        stack.start_server()
+    with running_stack(Path(tmp_path_factory.mktemp("ttl")), config={"store": {"ttl_seconds": 4}}) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 def test_a_live_chain_never_loses_its_head(short_ttl: Stack) -> None:

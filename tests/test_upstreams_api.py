@@ -37,7 +37,7 @@ from tests.fakes.http import FakeServer, RecordedRequest, Script
 
 from .sse import events as sse_events
 from .sse import text_of
-from .support import Stack, tenant_of
+from .support import Stack, running_stack, tenant_of
 from .waiting import until
 
 SECRETS = {
@@ -153,18 +153,14 @@ def upstreams() -> Iterator[Upstreams]:
 @pytest.fixture(scope="module")
 def e2e_stack(upstreams: Upstreams, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     dead_url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    stack = Stack(
+    with running_stack(
         Path(tmp_path_factory.mktemp("upstreams")),
         config={"upstream_retry": RETRY},
         models=models_toml(upstreams, dead_url),
-    )
-    stack.start_redis()
-    try:
-        stack.start_server(**SECRETS)
-        stack.start_worker(**SECRETS)
+        workers=1,
+        env=SECRETS,
+    ) as stack:
         yield stack
-    finally:
-        stack.stop()
 
 
 @pytest.fixture(scope="module")
