@@ -1,7 +1,7 @@
 """Typed settings: the documented defaults in config/*.toml, then the environment on top.
 
-Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (1/0), IX_CONFIG (another
-server.toml), IX_MODELS (another models.toml).
+Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (1/0), IX_DATA_DIR, IX_CONFIG
+(another server.toml), IX_MODELS (another models.toml).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Literal
 
 import msgspec
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+ROOT_DIR = Path(__file__).resolve().parent.parent
+CONFIG_DIR = ROOT_DIR / "config"
 
 
 class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -64,9 +65,21 @@ class WorkerSettings(Section):
     max_jobs: int = 100
     poll_delay_ms: int = 5
     shutdown_grace_seconds: float = 30.0
-    #: run a worker inside each web process (the embedded default of `make run`)
-    embedded: bool = False
+    #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`
+    embedded: bool = True
     queue_name: str = "ix:queue"
+    #: how often a worker says it consumes the queue; /readyz counts workers seen within 3 heartbeats
+    heartbeat_seconds: float = 2.0
+
+
+class EmbeddedRedisSettings(Section):
+    """The private redis-server that `python -m server` starts when REDIS_URL is not set."""
+
+    #: where its data, socket, log and the checkout's server lock live (relative: to the checkout)
+    data_dir: str = "var"
+    #: fsync of the append-only file: "always" (every write), "everysec" (a machine crash can lose the
+    #: last second; a process crash loses nothing), or "no" (the kernel decides)
+    appendfsync: Literal["always", "everysec", "no"] = "everysec"
 
 
 class UpstreamRetrySettings(Section):
@@ -103,6 +116,7 @@ class ServerToml(Section):
     worker: WorkerSettings = msgspec.field(default_factory=WorkerSettings)
     upstream_retry: UpstreamRetrySettings = msgspec.field(default_factory=UpstreamRetrySettings)
     echo: EchoSettings = msgspec.field(default_factory=EchoSettings)
+    embedded_redis: EmbeddedRedisSettings = msgspec.field(default_factory=EmbeddedRedisSettings)
 
 
 class ModelsToml(Section):
@@ -110,7 +124,9 @@ class ModelsToml(Section):
 
 
 class Settings(msgspec.Struct, kw_only=True):
-    redis_url: str
+    #: None: no REDIS_URL, so `python -m server` starts the embedded Redis (and sets REDIS_URL for its
+    #: web processes)
+    redis_url: str | None
     http: HttpSettings
     auth: AuthSettings
     store: StoreSettings
@@ -118,7 +134,12 @@ class Settings(msgspec.Struct, kw_only=True):
     worker: WorkerSettings
     upstream_retry: UpstreamRetrySettings
     echo: EchoSettings
+    embedded_redis: EmbeddedRedisSettings
     models: list[ModelRoute]
+
+    @property
+    def data_dir(self) -> Path:
+        return ROOT_DIR / self.embedded_redis.data_dir
 
 
 def load(environ: dict[str, str] | None = None) -> Settings:
@@ -135,7 +156,7 @@ def load(environ: dict[str, str] | None = None) -> Settings:
         if models_path.exists()
         else ModelsToml()
     )
-    http, worker = server.http, server.worker
+    http, worker, embedded_redis = server.http, server.worker, server.embedded_redis
     if "HOST" in env:
         http = msgspec.structs.replace(http, host=env["HOST"])
     if "PORT" in env:
@@ -144,8 +165,10 @@ def load(environ: dict[str, str] | None = None) -> Settings:
         http = msgspec.structs.replace(http, web_processes=int(env["WEB_PROCESSES"]))
     if "EMBEDDED_WORKER" in env:
         worker = msgspec.structs.replace(worker, embedded=env["EMBEDDED_WORKER"] not in ("", "0", "false"))
+    if "IX_DATA_DIR" in env:
+        embedded_redis = msgspec.structs.replace(embedded_redis, data_dir=env["IX_DATA_DIR"])
     return Settings(
-        redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        redis_url=env.get("REDIS_URL") or None,
         http=http,
         auth=server.auth,
         store=server.store,
@@ -153,5 +176,6 @@ def load(environ: dict[str, str] | None = None) -> Settings:
         worker=worker,
         upstream_retry=server.upstream_retry,
         echo=server.echo,
+        embedded_redis=embedded_redis,
         models=models.models,
     )
