@@ -1,19 +1,62 @@
 """Typed settings: the documented defaults in config/*.toml, then the environment on top.
 
-Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (1/0), IX_DATA_DIR, IX_CONFIG
-(another server.toml), IX_MODELS (another models.toml).
+Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (true/false, 1/0, yes/no),
+IX_DATA_DIR, IX_CONFIG (another server.toml), IX_MODELS (another models.toml). REDIS_URL, IX_CONFIG and
+IX_MODELS count as unset when empty; any other of them set to an empty value is an error.
+
+Every mistake in them is a `ConfigError` whose text is one line naming the file (or the variable), the
+field and the problem, so the entry points can print it as it is and exit.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import logging
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
+from msgspec import inspect as mi
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 CONFIG_DIR = ROOT_DIR / "config"
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# The ranges below are the ones outside of which a value cannot work (a timeout of 0, no web process), so
+# that a typo fails at start instead of at the first request that needs the value.
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
+NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
+NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
+EnvName = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the name of an environment variable (letters, digits and _)",
+    ),
+]
+HttpUrl = Annotated[str, msgspec.Meta(pattern=r"^https?://[^/]", description="an http:// or https:// URL")]
+BackendKind = Literal["echo", "echo-slow", "gemini", "openai", "anthropic"]
+AuthMode = Literal["open", "keys"]
+StreamDisconnect = Literal["cancel", "continue"]
+AppendFsync = Literal["always", "everysec", "no"]
+#: msgspec sorts a Literal's values; an error message lists them as declared (the default first)
+_DECLARED_ORDER = {
+    frozenset(get_args(t)): get_args(t) for t in (BackendKind, AuthMode, StreamDisconnect, AppendFsync)
+}
+
+
+class ConfigError(Exception):
+    """A configuration mistake; `str()` is one line: where (file or variable), the field, the problem."""
 
 
 class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -21,91 +64,109 @@ class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class HttpSettings(Section):
-    host: str = "127.0.0.1"
-    port: int = 8000
-    web_processes: int = 1
-    max_body_bytes: int = 20 * 1024 * 1024
+    host: NonEmptyStr = "127.0.0.1"
+    port: Port = 8000
+    web_processes: PositiveInt = 1
+    max_body_bytes: PositiveInt = 20 * 1024 * 1024
     strict_unknown_fields: bool = False
 
 
 class AuthSettings(Section):
     #: "open": any non-empty key is accepted and is its own tenant. "keys": only the listed keys.
-    mode: Literal["open", "keys"] = "open"
+    mode: AuthMode = "open"
     #: sha256 hex digest of an API key -> tenant name (mode "keys")
     keys: dict[str, str] = {}
 
 
 class StoreSettings(Section):
-    ttl_seconds: int = 55 * 24 * 3600
+    ttl_seconds: PositiveInt = 55 * 24 * 3600
     #: how long a finished interaction's event log is kept for stream replays; afterwards the replay is
     #: rebuilt from the stored record
-    event_log_ttl_seconds: int = 3600
-    max_chain_depth: int = 5000
-    idempotency_ttl_seconds: int = 24 * 3600
+    event_log_ttl_seconds: PositiveInt = 3600
+    max_chain_depth: PositiveInt = 5000
+    idempotency_ttl_seconds: PositiveInt = 24 * 3600
 
 
 class RunnerSettings(Section):
-    lease_seconds: float = 10.0
-    heartbeat_seconds: float = 1.0
-    flush_interval_ms: int = 25
+    lease_seconds: PositiveFloat = 10.0
+    heartbeat_seconds: PositiveFloat = 1.0
+    flush_interval_ms: PositiveInt = 25
     #: events waiting in a process (all its runs) that make the writer flush before the interval is up
-    flush_early_events: int = 512
+    flush_early_events: PositiveInt = 512
     #: runs of a background interaction, counting the first; a lost worker's job is re-run until then
-    max_attempts: int = 3
+    max_attempts: PositiveInt = 3
     #: a queued job not taken by a worker within this long is looked for (and queued again if lost)
-    pickup_seconds: float = 30.0
-    cancel_ack_timeout_seconds: float = 2.0
+    pickup_seconds: PositiveFloat = 30.0
+    cancel_ack_timeout_seconds: NonNegativeFloat = 2.0
     #: what a foreground stream does when its client goes away: "cancel" the run, or "continue" it
-    on_stream_disconnect: Literal["cancel", "continue"] = "cancel"
-    keepalive_seconds: float = 15.0
-    reaper_interval_seconds: float = 1.0
+    on_stream_disconnect: StreamDisconnect = "cancel"
+    keepalive_seconds: PositiveFloat = 15.0
+    reaper_interval_seconds: PositiveFloat = 1.0
 
 
 class WorkerSettings(Section):
-    max_jobs: int = 100
-    poll_delay_ms: int = 5
-    shutdown_grace_seconds: float = 30.0
+    max_jobs: PositiveInt = 100
+    #: 0 would make arq poll Redis in a busy loop
+    poll_delay_ms: PositiveInt = 5
+    shutdown_grace_seconds: NonNegativeFloat = 30.0
     #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`
     embedded: bool = True
-    queue_name: str = "ix:queue"
+    queue_name: NonEmptyStr = "ix:queue"
     #: how often a worker says it consumes the queue; /readyz counts workers seen within 3 heartbeats
-    heartbeat_seconds: float = 2.0
+    heartbeat_seconds: PositiveFloat = 2.0
 
 
 class EmbeddedRedisSettings(Section):
     """The private redis-server that `python -m server` starts when REDIS_URL is not set."""
 
     #: where its data, socket, log and the checkout's server lock live (relative: to the checkout)
-    data_dir: str = "var"
+    data_dir: NonEmptyStr = "var"
     #: fsync of the append-only file: "always" (every write), "everysec" (a machine crash can lose the
     #: last second; a process crash loses nothing), or "no" (the kernel decides)
-    appendfsync: Literal["always", "everysec", "no"] = "everysec"
+    appendfsync: AppendFsync = "everysec"
 
 
 class UpstreamRetrySettings(Section):
-    attempts: int = 4
-    backoff_initial_seconds: float = 0.5
-    backoff_max_seconds: float = 8.0
+    attempts: PositiveInt = 4
+    backoff_initial_seconds: NonNegativeFloat = 0.5
+    backoff_max_seconds: NonNegativeFloat = 8.0
 
 
 class EchoSettings(Section):
-    slow_word_delay_ms: int = 50
+    slow_word_delay_ms: NonNegativeInt = 50
 
 
 class ModelRoute(Section):
     #: a model name or a glob (fnmatch) such as "gemini-*"
-    match: str
-    #: "echo", "gemini", "openai" or "anthropic"
-    backend: str
+    match: NonEmptyStr
+    #: the backend kinds of server/upstream/routing.py
+    backend: BackendKind
     #: the model name sent upstream; default: the requested name
     upstream_model: str | None = None
-    base_url: str | None = None
+    base_url: HttpUrl | None = None
     #: name of the environment variable that holds the upstream API key
-    api_key_env: str | None = None
-    connect_timeout_seconds: float = 5.0
-    read_timeout_seconds: float = 300.0
-    deadline_seconds: float = 1800.0
-    max_connections: int = 200
+    api_key_env: EnvName | None = None
+    connect_timeout_seconds: PositiveFloat = 5.0
+    read_timeout_seconds: PositiveFloat = 300.0
+    deadline_seconds: PositiveFloat = 1800.0
+    max_connections: PositiveInt = 200
+
+    def missing_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Why this route cannot be called (its key variable is unset or empty), or None when it can.
+
+        Read at call time, like the key itself, so a key set later is picked up. The echo backends and
+        routes without `api_key_env` (a local vLLM or Ollama) need no key.
+        """
+        if not self.api_key_env or self.backend in ("echo", "echo-slow"):
+            return None
+        value = (os.environ if environ is None else environ).get(self.api_key_env)
+        if value:
+            return None
+        state = "is empty" if value == "" else "is not set"
+        return (
+            f'model route "{self.match}" needs its API key in the environment variable '
+            f"{self.api_key_env}, which {state}"
+        )
 
 
 class ServerToml(Section):
@@ -142,40 +203,333 @@ class Settings(msgspec.Struct, kw_only=True):
         return ROOT_DIR / self.embedded_redis.data_dir
 
 
-def load(environ: dict[str, str] | None = None) -> Settings:
+def load(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings of this process. Raises `ConfigError` (one line) for any mistake in them."""
     env = dict(os.environ if environ is None else environ)
-    server_path = Path(env.get("IX_CONFIG") or CONFIG_DIR / "server.toml")
-    models_path = Path(env.get("IX_MODELS") or CONFIG_DIR / "models.toml")
-    server = (
-        msgspec.toml.decode(server_path.read_bytes(), type=ServerToml)
-        if server_path.exists()
-        else ServerToml()
-    )
-    models = (
-        msgspec.toml.decode(models_path.read_bytes(), type=ModelsToml)
-        if models_path.exists()
-        else ModelsToml()
-    )
-    http, worker, embedded_redis = server.http, server.worker, server.embedded_redis
-    if "HOST" in env:
-        http = msgspec.structs.replace(http, host=env["HOST"])
-    if "PORT" in env:
-        http = msgspec.structs.replace(http, port=int(env["PORT"]))
-    if "WEB_PROCESSES" in env:
-        http = msgspec.structs.replace(http, web_processes=int(env["WEB_PROCESSES"]))
-    if "EMBEDDED_WORKER" in env:
-        worker = msgspec.structs.replace(worker, embedded=env["EMBEDDED_WORKER"] not in ("", "0", "false"))
-    if "IX_DATA_DIR" in env:
-        embedded_redis = msgspec.structs.replace(embedded_redis, data_dir=env["IX_DATA_DIR"])
+    server = _load_file(ServerToml, env, "IX_CONFIG", "server.toml")
+    models = _load_file(ModelsToml, env, "IX_MODELS", "models.toml")
+    server = _apply_environment(server, env)
     return Settings(
-        redis_url=env.get("REDIS_URL") or None,
-        http=http,
+        redis_url=_redis_url(env),
+        http=server.http,
         auth=server.auth,
         store=server.store,
         runner=server.runner,
-        worker=worker,
+        worker=server.worker,
         upstream_retry=server.upstream_retry,
         echo=server.echo,
-        embedded_redis=embedded_redis,
+        embedded_redis=server.embedded_redis,
         models=models.models,
     )
+
+
+def warnings(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
+    """What is valid but will not work as the operator probably expects: one line each, for the start.
+
+    A route whose key variable is unset does not stop the server (its other models work, and a key may be
+    a deliberate omission on a machine that only serves echo), but every request to it will fail.
+    """
+    env = os.environ if environ is None else environ
+    found = [
+        f"{message}; requests to it will fail until it is set"
+        for route in settings.models
+        if (message := route.missing_key(env)) is not None
+    ]
+    if settings.auth.mode == "keys" and not settings.auth.keys:
+        found.append('auth.mode is "keys" but auth.keys lists no key: every request will be refused')
+    return found
+
+
+# -- booleans and integers from the environment ----------------------------------------------------------
+
+_BOOLEANS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def parse_bool(text: str) -> bool:
+    """true/false, 1/0, yes/no in any case; anything else is a ValueError (never a silent False)."""
+    try:
+        return _BOOLEANS[text.lower()]
+    except KeyError:
+        raise ValueError(f"not a boolean: {text!r}") from None
+
+
+def parse_int(text: str) -> int:
+    """Decimal digits with an optional minus: `int()` would also take " 8_000", "+8000" and "٨٠٠٠"."""
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(text)
+
+
+#: environment variable -> the (section, field) of server.toml it overrides
+ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "HOST": ("http", "host"),
+    "PORT": ("http", "port"),
+    "WEB_PROCESSES": ("http", "web_processes"),
+    "EMBEDDED_WORKER": ("worker", "embedded"),
+    "IX_DATA_DIR": ("embedded_redis", "data_dir"),
+}
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _apply_environment(server: ServerToml, env: Mapping[str, str]) -> ServerToml:
+    for variable, (section_name, field) in ENV_OVERRIDES.items():
+        text = env.get(variable)
+        if text is None:
+            continue
+        section: Section = getattr(server, section_name)
+        found = _field_type(mi.type_info(type(section)), field)
+        info = _unwrap(found) if found is not None else None
+        if isinstance(info, mi.BoolType):
+            expected = "true/false, 1/0 or yes/no"
+        else:
+            expected = _describe(info) if info is not None else "another value"
+        problem = f"environment variable {variable}: expected {expected}, got {json.dumps(text)}"
+        try:
+            value = _parse_env(text, info)
+            # converting the whole section checks the value against the same ranges as the file's
+            section = msgspec.convert(msgspec.structs.asdict(section) | {field: value}, type(section))
+        except (ValueError, msgspec.ValidationError):
+            raise ConfigError(problem) from None
+        server = msgspec.structs.replace(server, **{section_name: section})
+    return server
+
+
+def _parse_env(text: str, info: mi.Type | None) -> object:
+    if isinstance(info, mi.BoolType):
+        return parse_bool(text)
+    if isinstance(info, mi.IntType):
+        return parse_int(text)
+    return text
+
+
+def _redis_url(env: Mapping[str, str]) -> str | None:
+    url = env.get("REDIS_URL") or None
+    if url is not None and not url.startswith(_REDIS_SCHEMES):
+        # the value is not repeated: a Redis URL often carries a password
+        raise ConfigError(
+            "environment variable REDIS_URL: expected a URL starting with redis://, rediss:// or unix://"
+        )
+    return url
+
+
+# -- the files -------------------------------------------------------------------------------------------
+
+
+def _load_file(tp: type[T], env: Mapping[str, str], variable: str, default_name: str) -> T:
+    named = env.get(variable) or None
+    path = Path(named) if named else CONFIG_DIR / default_name
+    shown = named or f"{CONFIG_DIR.name}/{default_name}"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if named:
+            # an explicitly named file that is not there must not fall back to open defaults
+            raise ConfigError(f"{shown}: no such file (named by {variable})") from None
+        log.warning("%s not found: using the built-in defaults", shown)
+        return tp()
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        raw = msgspec.toml.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{shown}: {_syntax_problem(str(exc))}") from None
+    try:
+        loaded = msgspec.convert(raw, tp)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{shown}: {_validation_problem(str(exc), raw, tp)}") from None
+    problem = _cross_check(loaded)
+    if problem is not None:
+        raise ConfigError(f"{shown}: {problem}")
+    return loaded
+
+
+_LINE_COLUMN = re.compile(r"^(?P<text>.*?)\s*\(at line (?P<line>\d+), column (?P<column>\d+)\)$")
+
+
+def _syntax_problem(message: str) -> str:
+    found = _LINE_COLUMN.match(message)
+    if found is None:
+        return f"not valid TOML: {_lower_first(message)}"
+    where = f"line {found['line']}, column {found['column']}"
+    return f"TOML syntax error at {where}: {_lower_first(found['text'])}"
+
+
+_TENANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _cross_check(loaded: object) -> str | None:
+    """What one field's type cannot say: the relations between fields, and the auth.keys entries."""
+    if not isinstance(loaded, ServerToml):
+        return None
+    runner = loaded.runner
+    if runner.heartbeat_seconds >= runner.lease_seconds:
+        # the heartbeat renews the lease: a slower one would lose every lease and re-run every run
+        return (
+            f"runner.heartbeat_seconds: must be less than runner.lease_seconds ({runner.lease_seconds:g}), "
+            f"got {runner.heartbeat_seconds:g}"
+        )
+    for digest, tenant in loaded.auth.keys.items():
+        if not _SHA256_HEX.fullmatch(digest):
+            # the key itself in place of its digest would never match, and would sit in the file in clear
+            return "auth.keys: every key must be the sha256 hex digest of an API key (64 hex digits)"
+        if not _TENANT_NAME.fullmatch(tenant):
+            # a tenant name goes into every Redis key of the tenant: two names must never become one
+            return (
+                f"auth.keys.{digest[:8]}…: expected a tenant name of 1-64 of A-Z a-z 0-9 _ . -, "
+                f"got {json.dumps(tenant)}"
+            )
+    return None
+
+
+# -- msgspec's validation errors as "<field path>: <problem>" ----------------------------------------------
+
+_AT = re.compile(r"^(?P<text>.*?)(?: - at `(?P<path>\$[^`]*)`)?$")
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
+_MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
+#: fields whose bad values are not repeated: a key pasted in place of a variable name is a secret
+_SECRET_FIELDS = frozenset({"api_key_env"})
+
+
+def _validation_problem(message: str, raw: Any, tp: type[Any]) -> str:
+    """`Expected `int` >= 1 - at `$.http.port`` -> `http.port: expected an integer >= 1, got 0`."""
+    found = _AT.match(message)
+    assert found is not None  # the pattern matches any text
+    text = found["text"]
+    segments: list[str | int] = [
+        name if name else (int(index) if index.isdigit() else "[...]")
+        for name, index in _SEGMENT.findall(found["path"] or "")
+    ]
+    info: mi.Type | None = mi.type_info(tp)
+    for segment in segments:
+        info = _field_type(info, segment) if info is not None else None
+    unknown, missing = _UNKNOWN.match(text), _MISSING.match(text)
+    if unknown is not None:
+        where = _path_text([*segments, unknown["name"]])
+        known = _field_names(info)
+        kind = "section" if not segments else "field"
+        return f"{where}: unknown {kind}" + (f" (known: {', '.join(known)})" if known else "")
+    if missing is not None:
+        return f"{_path_text([*segments, missing['name']])}: missing (it is required)"
+    where = _path_text(segments) or "(top level)"
+    if info is None:
+        return f"{where}: {_lower_first(text)}"
+    problem = f"{where}: expected {_describe(info)}"
+    value = _value_at(raw, segments)
+    if value is not _ABSENT and not (segments and segments[-1] in _SECRET_FIELDS):
+        problem += f", got {_render(value)}"
+    return problem
+
+
+def _path_text(segments: list[str | int]) -> str:
+    text = ""
+    for segment in segments:
+        if isinstance(segment, int):
+            text += f"[{segment}]"
+        elif segment == "[...]":
+            text += segment
+        else:
+            text += f".{segment}" if text else segment
+    return text
+
+
+def _unwrap(info: mi.Type) -> mi.Type:
+    """The type behind a description, or behind `X | None` (TOML has no null, so None is never meant)."""
+    if isinstance(info, mi.Metadata):
+        return _unwrap(info.type)
+    if isinstance(info, mi.UnionType):
+        members = [t for t in info.types if not isinstance(t, mi.NoneType)]
+        if len(members) == 1:
+            return _unwrap(members[0])
+    return info
+
+
+def _field_type(info: mi.Type, segment: str | int) -> mi.Type | None:
+    info = _unwrap(info)
+    if isinstance(info, mi.StructType) and isinstance(segment, str):
+        return next((f.type for f in info.fields if f.encode_name == segment), None)
+    if isinstance(info, mi.ListType) and isinstance(segment, int):
+        return info.item_type
+    if isinstance(info, mi.DictType):
+        return info.value_type
+    return None
+
+
+def _field_names(info: mi.Type | None) -> list[str]:
+    info = _unwrap(info) if info is not None else None
+    return [f.encode_name for f in info.fields] if isinstance(info, mi.StructType) else []
+
+
+def _describe(info: mi.Type) -> str:
+    """What a field takes, in the words of a TOML file: 'an integer from 1 to 65535', 'one of "a", "b"'."""
+    if isinstance(info, mi.UnionType):
+        return " or ".join(_describe(t) for t in info.types if not isinstance(t, mi.NoneType))
+    if isinstance(info, mi.Metadata):
+        description = (info.extra_json_schema or {}).get("description")
+        return str(description) if description else _describe(info.type)
+    if isinstance(info, mi.LiteralType):
+        values = _DECLARED_ORDER.get(frozenset(info.values), info.values)
+        return "one of " + ", ".join(json.dumps(v) for v in values)
+    if isinstance(info, mi.BoolType):
+        return "true or false"
+    if isinstance(info, mi.IntType):
+        return "an integer" + _bounds(info.ge, info.gt, info.le, info.lt)
+    if isinstance(info, mi.FloatType):
+        return "a number" + _bounds(info.ge, info.gt, info.le, info.lt)
+    if isinstance(info, mi.StrType):
+        return "a non-empty string" if info.min_length else "a string"
+    if isinstance(info, mi.ListType):
+        item = _unwrap(info.item_type)
+        return "an array of tables" if isinstance(item, mi.StructType) else "an array"
+    if isinstance(info, (mi.StructType, mi.DictType)):
+        return "a table"
+    return "another value"
+
+
+def _bounds(ge: float | None, gt: float | None, le: float | None, lt: float | None) -> str:
+    if ge is not None and le is not None:
+        return f" from {_number(ge)} to {_number(le)}"
+    limits = ((">=", ge), (">", gt), ("<=", le), ("<", lt))
+    parts = [f"{op} {_number(bound)}" for op, bound in limits if bound is not None]
+    return " " + " and ".join(parts) if parts else ""
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+_ABSENT = object()
+
+
+def _value_at(raw: Any, segments: list[str | int]) -> Any:
+    value = raw
+    for segment in segments:
+        if isinstance(segment, str) and isinstance(value, dict) and segment in value:
+            value = value[segment]
+        elif isinstance(segment, int) and isinstance(value, list) and segment < len(value):
+            value = value[segment]
+        else:
+            return _ABSENT
+    return value
+
+
+def _render(value: Any) -> str:
+    """A value as it was written in the file."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    return repr(value)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
