@@ -85,6 +85,11 @@ def upstream_error(exc: UpstreamError) -> ApiError:
             {"Retry-After": str(max(1, math.ceil(exc.retry_after)))} if exc.retry_after is not None else {}
         )
         return ApiError(429, f"The {exc.backend} backend is rate limited: {exc.message}", headers)
+    if exc.misconfigured:
+        # nothing was sent: this server is not set up for the route (its key variable is unset)
+        return ApiError(
+            400, f"The {exc.backend} backend cannot be called: {exc.message}", status="FAILED_PRECONDITION"
+        )
     if exc.status in (401, 403):
         # the server's own upstream credentials: not the client's key, and no retry fixes it
         return ApiError(

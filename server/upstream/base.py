@@ -61,7 +61,11 @@ UpstreamEvent = StepStarted | StepDelta | StepEnded | UsageReported | Finished
 
 
 class UpstreamError(Exception):
-    """The upstream call failed. `status` is the upstream HTTP status (0 for no response)."""
+    """The upstream call failed. `status` is the upstream HTTP status (0 for no response).
+
+    `misconfigured`: this server cannot make the call at all (a route's key variable is unset), so nothing
+    was sent; like an upstream 401/403 it is this server's fault, not the client's, and no retry fixes it.
+    """
 
     def __init__(
         self,
@@ -71,16 +75,24 @@ class UpstreamError(Exception):
         *,
         retry_after: float | None = None,
         timeout: bool = False,
+        misconfigured: bool = False,
     ) -> None:
-        super().__init__(f"{backend} upstream error {status or ''}: {message}".replace("  ", " "))
+        if misconfigured:
+            text = f"{backend} upstream not called: {message}"
+        else:
+            text = f"{backend} upstream error {status or ''}: {message}".replace("  ", " ")
+        super().__init__(text)
         self.backend = backend
         self.status = status
         self.message = message
         self.retry_after = retry_after
         self.timeout = timeout
+        self.misconfigured = misconfigured
 
     @property
     def retryable(self) -> bool:
+        if self.misconfigured:
+            return False
         return self.status in (0, 408, 429) or self.status >= 500
 
 

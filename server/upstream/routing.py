@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 
 from ..protocol.codec import InvalidArgument
 from ..settings import EchoSettings, ModelRoute
-from .base import Backend
+from .base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
 from .echo import EchoBackend
 
 #: backend kind -> "module:Class" taking a ModelRoute; imported when a route needs it
@@ -34,6 +34,9 @@ class Router:
         """(backend, upstream model name) for a requested name, or a 400 that lists what exists."""
         for route, backend in zip(self.routes, self.backends, strict=True):
             if fnmatch.fnmatchcase(name, route.match):
+                missing = route.missing_key()
+                if missing is not None:
+                    return Unkeyed(backend, missing), route.upstream_model or name
                 return backend, route.upstream_model or name
         builtin = self.builtin.get(name)
         if builtin is not None:
@@ -44,6 +47,29 @@ class Router:
     async def aclose(self) -> None:
         for backend in self.backends:
             await backend.aclose()
+
+
+class Unkeyed:
+    """A route whose key variable is unset: its calls fail before any HTTP, naming the variable.
+
+    Without it the backend would call the provider with no key and the client would read "rejected this
+    server's credentials", which does not say which variable to set. The check is here, where requests are
+    routed, rather than in the backends, which stay usable without a key on their own.
+    """
+
+    def __init__(self, backend: Backend, message: str) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self.message = message
+
+    def check(self, request: UpstreamRequest) -> None:
+        self.backend.check(request)
+
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
+        raise UpstreamError(self.name, 0, self.message, misconfigured=True)
+
+    async def aclose(self) -> None:
+        """The backend's connections are the router's to close."""
 
 
 def _make(route: ModelRoute, echo: EchoSettings) -> Backend:
