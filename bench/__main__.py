@@ -143,10 +143,11 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
         web, workers = options.web_processes, options.workers
         print(f"bench: starting redis, server and baseline ({web} web), {workers} worker(s)", flush=True)
         stack.start_redis()
-        server = await stack.start_server("server", options.web_processes)
-        baseline = await stack.start_baseline("baseline", options.web_processes)
+        # workers first: a web server is ready only once some worker consumes the queue
         for index in range(options.workers):
             await stack.start_worker(f"worker-{index}")
+        server = await stack.start_server("server", options.web_processes)
+        baseline = await stack.start_baseline("baseline", options.web_processes)
         one_server, one_baseline = server, baseline
         if options.web_processes != 1 and {"stream", "many_streams"} & set(chosen):
             one_server = await stack.start_server("server-one", 1)

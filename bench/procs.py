@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from server.embedded_redis import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess, free_port
 
 from .client import Connection
 
@@ -209,7 +209,7 @@ class Stack:
         self.redis.start()
 
     async def start_server(self, name: str, processes: int) -> WebServer:
-        """The production server as `make run` starts it, with REDIS_URL set (so no embedded worker)."""
+        """The production server as `make run` starts it, with REDIS_URL set and EMBEDDED_WORKER=0."""
         port = free_port()
         env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), EMBEDDED_WORKER="0")
         server = WebServer(self._child(name, [sys.executable, "-m", "server"], env), port, processes)

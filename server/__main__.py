@@ -1,70 +1,131 @@
 """`python -m server` (what `make run` runs): the web server under granian.
 
-Without REDIS_URL it starts the embedded default: a private redis-server with its data under var/, and a
-worker inside the web process, so it answers with no configuration at all.
+Without REDIS_URL it starts the embedded default: a private redis-server on a unix socket with its data
+under var/ (the checkout's server lock says who runs it), and a worker inside each web process, so it
+answers with no configuration at all. Nothing is started until the configuration, the lock and the port
+are known to be good, and what was started is stopped on every way out.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import os
 import sys
-from pathlib import Path
+from collections.abc import Sequence
+from importlib.metadata import version
 
 from granian import Granian
 from granian.constants import Interfaces, Loops
 
 from . import settings as settings_module
-from .embedded_redis import RedisProcess
+from .launch import listen, orphans
+from .launch.lock import Holder, LockHeld, ServerLock
+from .launch.redis_process import RedisProcess, RedisStartError
+from .settings import ConfigError, Settings
+from .store import connection
 
-VAR_DIR = Path(__file__).resolve().parent.parent / "var"
+USAGE = """\
+Environment: REDIS_URL (default: a private Redis under IX_DATA_DIR, var/ of the checkout), HOST, PORT,
+WEB_PROCESSES, EMBEDDED_WORKER (1/0, default 1), IX_CONFIG (server.toml), IX_MODELS (models.toml).
+Stop it with Ctrl-C or SIGTERM: running interactions are settled first."""
 
 
-def banner(host: str, port: int, redis_url: str, embedded: bool) -> str:
-    base = f"http://{host}:{port}"
+def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m server",
+        description="The interaction server: the Gemini Interactions API, with its state in Redis.",
+        epilog=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
+    return parser.parse_args(argv)
+
+
+def banner(url: str, redis_url: str, embedded: bool) -> str:
     lines = [
-        f"Interaction server on {base}  (Redis: {redis_url}{', embedded' if embedded else ''})",
+        f"Interaction server on {url}  (Redis: {redis_url}{', embedded' if embedded else ''})",
         "",
         "Try it:",
-        f"  curl -s {base}/v1beta/interactions -H 'x-goog-api-key: any-key' \\",
+        f"  curl -s {url}/v1beta/interactions -H 'x-goog-api-key: any-key' \\",
         '       -H \'content-type: application/json\' -d \'{"model": "echo", "input": "Hello there"}\'',
         "",
         "  from google import genai",
-        f"  client = genai.Client(api_key='any-key', http_options={{'base_url': '{base}'}})",
+        f"  client = genai.Client(api_key='any-key', http_options={{'base_url': '{url}'}})",
         "  reply = client.interactions.create(model='echo', input='Hello there')",
         "  print(reply.id, reply.output_text)",
         "",
+        f"API reference: {url}/docs    Stop: Ctrl-C",
     ]
     if embedded:
-        lines += [f"More workers against this Redis:  REDIS_URL={redis_url} make worker", ""]
+        lines += ["More workers against this Redis:  make worker", ""]
     return "\n".join(lines)
 
 
-def main() -> int:
-    redis_process = None
-    if not os.environ.get("REDIS_URL"):
-        redis_process = RedisProcess(VAR_DIR / "redis").start()
-        os.environ["REDIS_URL"] = redis_process.url
-        os.environ.setdefault("EMBEDDED_WORKER", "1")
-    settings = settings_module.load()
-    print(
-        banner(settings.http.host, settings.http.port, settings.redis_url, redis_process is not None),
-        flush=True,
-    )
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments(argv)
     try:
-        Granian(
-            "server.app:create_app",
-            factory=True,
-            address=settings.http.host,
-            port=settings.http.port,
-            interface=Interfaces.ASGI,
-            workers=settings.http.web_processes,
-            loop=Loops.uvloop,
-            log_access=False,
-        ).serve()
+        settings = settings_module.load()
+    except ConfigError as exc:
+        return fail(str(exc), 2)
+    for warning in settings_module.warnings(settings):
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    lock = ServerLock(settings.data_dir) if settings.redis_url is None else None
+    redis_process: RedisProcess | None = None
+    url = listen.base_url(settings.http.host, settings.http.port)
+    try:
+        if lock is not None:
+            lock.acquire(Holder(pid=os.getpid(), http=url))
+        listen.check_free(settings.http.host, settings.http.port)
+        if lock is not None:
+            redis_process = start_redis(settings, lock, url)
+        asyncio.run(connection.check(os.environ["REDIS_URL"]))
+        return serve(settings, url, embedded=redis_process is not None)
+    except (LockHeld, listen.PortInUse, RedisStartError, connection.RedisUnavailable) as exc:
+        return fail(str(exc), 1)
+    except connection.RedisUrlError as exc:
+        return fail(str(exc), 2)
     finally:
         if redis_process is not None:
             redis_process.stop()
+        if lock is not None:
+            lock.release()
+
+
+def start_redis(settings: Settings, lock: ServerLock, url: str) -> RedisProcess:
+    embedded = settings.embedded_redis
+    process = RedisProcess(settings.data_dir / "redis", appendfsync=embedded.appendfsync).start()
+    lock.update(Holder(pid=os.getpid(), http=url, redis_url=process.url))
+    # the web processes read the settings again: they find the Redis here
+    os.environ["REDIS_URL"] = process.url
+    return process
+
+
+def serve(settings: Settings, url: str, *, embedded: bool) -> int:
+    os.environ[orphans.PARENT_ENV] = str(os.getpid())
+    redis_url = os.environ["REDIS_URL"]
+    listen.when_listening(url, lambda: print(banner(url, redis_url, embedded), flush=True))
+    server = Granian(
+        "server.app:create_app",
+        factory=True,
+        address=settings.http.host,
+        port=settings.http.port,
+        interface=Interfaces.ASGI,
+        workers=settings.http.web_processes,
+        loop=Loops.uvloop,
+        log_access=False,
+    )
+    try:
+        server.serve()
+    except SystemExit as exc:
+        # granian exits with 1 when a web process ended on its own (a failed start: its log says why)
+        return exc.code if isinstance(exc.code, int) else 1
     return 0
+
+
+def fail(message: str, status: int) -> int:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    return status
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from .api import health, interactions, openapi
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
+from .launch import orphans
 from .runner.handle import DISCONNECTED
 from .runtime import Runtime
 from .settings import Settings
@@ -23,18 +24,19 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        orphans.die_with_launcher()
         runtime = await Runtime.open(settings)
         host = None
         if settings.worker.embedded:
             from workers.host import WorkerHost
 
             host = WorkerHost(runtime)
-            host.start()
+            await host.start()
         # everything built so far lives as long as the process: keep it out of the collector's full passes
         gc.freeze()
         app.state.ix = AppState(
             settings=settings,
-            redis=runtime.redis,
+            unready=runtime.unready,
             auth=Authenticator(settings.auth),
             service=runtime.service,
             events=runtime.events,

@@ -1,8 +1,8 @@
 """Everything a process needs to serve or run interactions, built from the settings and torn down again.
 
-Web processes and worker processes build the same runtime; each keeps one Redis pool (which also
-enqueues jobs), one pool for blocking reads, the backends' HTTP clients, and two background tasks: the
-cancel listener and the reaper of lost runs.
+Web processes and worker processes build the same runtime; each keeps the two Redis clients of
+`store.connection` (commands and jobs; blocking reads), the backends' HTTP clients, and three background
+tasks: the broadcast listener, the reaper of lost runs and the event-log writer.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import logging
 from collections.abc import Callable
 
 import msgspec
-from arq.connections import ArqRedis, RedisSettings, create_pool
-from redis.asyncio import BlockingConnectionPool, Redis
+from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from .events.log import EventLog
 from .runner import signals
 from .runner.registry import RunRegistry
 from .runner.service import InteractionService
 from .settings import Settings
-from .store import keys
+from .store import connection, keys, workers
 from .store.repository import Repository
 from .upstream.routing import Router
 
@@ -40,10 +40,6 @@ def job_deserializer(data: bytes) -> dict[str, object]:
     return job
 
 
-def redis_settings(url: str) -> RedisSettings:
-    return RedisSettings.from_dsn(url)
-
-
 class Runtime:
     def __init__(self, settings: Settings, redis: ArqRedis, blocking: Redis) -> None:
         self.settings = settings
@@ -60,22 +56,18 @@ class Runtime:
 
     @classmethod
     async def open(cls, settings: Settings) -> Runtime:
-        redis = await create_pool(
-            redis_settings(settings.redis_url),
-            job_serializer=job_serializer,
-            job_deserializer=job_deserializer,
-            default_queue_name=settings.worker.queue_name,
+        if settings.redis_url is None:
+            raise connection.RedisUrlError("REDIS_URL is not set")
+        target = connection.parse(settings.redis_url)
+        redis, blocking = connection.build(
+            target, settings.worker.queue_name, job_serializer, job_deserializer
         )
-        blocking = Redis(
-            connection_pool=BlockingConnectionPool.from_url(
-                # no socket timeout (reads block for a keep-alive interval); keepalive finds dead peers
-                settings.redis_url,
-                max_connections=2000,
-                timeout=30,
-                socket_timeout=None,
-                socket_keepalive=True,
-            )
-        )
+        try:
+            await connection.ping(target, redis, blocking)
+        except BaseException:
+            await blocking.aclose()
+            await redis.aclose()
+            raise
         runtime = cls(settings, redis, blocking)
         listening = asyncio.Event()
         channels: dict[str, Callable[[str], object]] = {
@@ -103,6 +95,25 @@ class Runtime:
             _job_id=keys.job_id(tenant, interaction_id, fence),
             _queue_name=self.settings.worker.queue_name,
         )
+
+    async def unready(self) -> str | None:
+        """Why this process cannot serve now, or None: each Redis client must answer, and some worker
+        must be consuming the queue (else background interactions would wait for ever)."""
+        try:
+            async with asyncio.timeout(2):
+                await self.redis.ping()
+                await self.blocking.ping()
+                queue, interval = self.settings.worker.queue_name, self.settings.worker.heartbeat_seconds
+                consumers = await workers.alive(self.redis, queue, interval)
+        except Exception as exc:
+            return f"Redis does not answer ({type(exc).__name__}: {exc})"
+        if consumers == 0:
+            return (
+                f"no worker consumes the queue {queue!r} (none heard from in the last "
+                f"{workers.MISSED_BEATS * interval:g} s): start one (make worker), or let the web "
+                "processes run one (EMBEDDED_WORKER=1)"
+            )
+        return None
 
     async def close(self) -> None:
         for task in self._tasks:

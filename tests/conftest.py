@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -8,14 +9,46 @@ import pytest
 import redis.asyncio as aioredis
 from google import genai
 
-from .support import Stack, new_key, running_stack, sdk, tenant_of
+from .support import TOPOLOGIES, Stack, new_key, running_stack, sdk, tenant_of
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """In a module that says `EVERY_TOPOLOGY = True`, each test on the shared stack runs once on each of
+    the ways the README starts the service."""
+    if getattr(metafunc.module, "EVERY_TOPOLOGY", False) and "stack" in metafunc.fixturenames:
+        metafunc.parametrize("stack", list(TOPOLOGIES), indirect=True, scope="session")
+
+
+class Stacks:
+    """The shared stacks, one per topology, each started on first use and kept for the session."""
+
+    def __init__(self, tmp: pytest.TempPathFactory) -> None:
+        self.tmp = tmp
+        self.started: dict[str, Stack] = {}
+        self.exits = contextlib.ExitStack()
+
+    def get(self, name: str) -> Stack:
+        if name not in self.started:
+            topology = TOPOLOGIES[name]
+            workers = 0 if topology.embedded_worker else 1
+            workdir = Path(self.tmp.mktemp(f"stack-{name}"))
+            self.started[name] = self.exits.enter_context(
+                running_stack(workdir, workers=workers, topology=topology)
+            )
+        return self.started[name]
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """The shared stack: a private Redis, one web process and one worker process."""
-    with running_stack(Path(tmp_path_factory.mktemp("stack")), workers=1) as stack:
-        yield stack
+def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stacks]:
+    pool = Stacks(tmp_path_factory)
+    with pool.exits:
+        yield pool
+
+
+@pytest.fixture(scope="session")
+def stack(request: pytest.FixtureRequest, stacks: Stacks) -> Stack:
+    """A shared stack: by default a private Redis on TCP, one web process and one worker process; in a
+    module with EVERY_TOPOLOGY, each of the ways the README starts the service in turn."""
+    return stacks.get(getattr(request, "param", "tcp-workers"))
 
 
 @pytest.fixture(scope="session")

@@ -12,13 +12,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import redis.asyncio as aioredis
 from google import genai
 
-from server.embedded_redis import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,15 +120,50 @@ class _suppress:
         return True
 
 
+class Topology(NamedTuple):
+    """How the parts of a stack find each other: the ways the README starts the service."""
+
+    #: the Redis: "tcp" (127.0.0.1:port) or "unix" (a socket)
+    transport: str
+    #: a worker inside each web process, or separate `python -m workers` processes
+    embedded_worker: bool
+    #: `python -m server` with no REDIS_URL starts the Redis itself, as `make run` does
+    launched: bool = False
+
+
+TOPOLOGIES: dict[str, Topology] = {
+    # REDIS_URL=redis://… EMBEDDED_WORKER=0 make run, plus REDIS_URL=redis://… make worker
+    "tcp-workers": Topology("tcp", embedded_worker=False),
+    # make run: a private Redis on its unix socket, the worker in the web process
+    "make-run": Topology("unix", embedded_worker=True, launched=True),
+    # REDIS_URL=redis://… make run: your own Redis, the worker still in the web process
+    "tcp-embedded": Topology("tcp", embedded_worker=True),
+    # EMBEDDED_WORKER=0 make run, plus make worker (which finds make run's Redis by itself)
+    "make-run-workers": Topology("unix", embedded_worker=False, launched=True),
+}
+
+
 class Stack:
     """A Redis, web processes and worker processes sharing it, with one configuration."""
 
     def __init__(
-        self, workdir: Path, config: dict[str, dict[str, Any]] | None = None, models: str = ""
+        self,
+        workdir: Path,
+        config: dict[str, dict[str, Any]] | None = None,
+        models: str = "",
+        topology: Topology = TOPOLOGIES["tcp-workers"],
     ) -> None:
         self.workdir = workdir
+        self.topology = topology
         workdir.mkdir(parents=True, exist_ok=True)
-        self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=True)
+        #: the data directory of a launched server (IX_DATA_DIR): its Redis, socket and lock
+        self.data_dir = workdir / "var"
+        if topology.launched:
+            # started by the server; this object only says where its socket is
+            self.redis = RedisProcess(self.data_dir / "redis")
+        else:
+            port = free_port() if topology.transport == "tcp" else None
+            self.redis = RedisProcess(workdir / "redis", port=port, appendonly=True)
         self.config_path = workdir / "server.toml"
         self.config_path.write_text(toml_of(merged(TEST_CONFIG, config)))
         self.models_path = workdir / "models.toml"
@@ -141,25 +176,36 @@ class Stack:
         return self.redis.url
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_"))}
-        env.update(REDIS_URL=self.redis_url, IX_CONFIG=str(self.config_path), IX_MODELS=str(self.models_path))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("GEMINI_", "GOOGLE_")) and k not in ("REDIS_URL", "EMBEDDED_WORKER")
+        }
+        env.update(
+            IX_CONFIG=str(self.config_path), IX_MODELS=str(self.models_path), IX_DATA_DIR=str(self.data_dir)
+        )
+        if not self.topology.launched:
+            env["REDIS_URL"] = self.redis_url
         env.update(extra)
         return env
 
     def start_redis(self) -> None:
-        self.redis.start()
+        if not self.topology.launched:
+            self.redis.start()
 
     def start_server(self, **env: str) -> str:
+        assert not (self.topology.launched and self.servers), "one launched server per data directory"
         port = free_port()
         index = len(self.servers)
+        embedded = env.pop("EMBEDDED_WORKER", "1" if self.topology.embedded_worker else "0")
         proc = Process(
             [sys.executable, "-m", "server"],
-            self.env(PORT=str(port), EMBEDDED_WORKER=env.pop("EMBEDDED_WORKER", "0"), **env),
+            self.env(PORT=str(port), EMBEDDED_WORKER=embedded, **env),
             self.workdir / f"web-{index}.log",
         )
         proc.start()
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc)
+        _wait_ready(url, proc, worker_needed=False)
         self.servers.append((proc, url))
         return url
 
@@ -178,6 +224,11 @@ class Stack:
             time.sleep(0.05)
         self.workers.append(proc)
         return proc
+
+    def wait_ready(self) -> None:
+        """Every web process says it is ready: Redis answers and a worker consumes the queue."""
+        for proc, url in self.servers:
+            _wait_ready(url, proc, worker_needed=True)
 
     def stop_workers(self) -> None:
         for proc in self.workers:
@@ -200,27 +251,34 @@ def running_stack(
     servers: int = 1,
     workers: int = 0,
     env: dict[str, str] | None = None,
+    topology: Topology = TOPOLOGIES["tcp-workers"],
 ) -> Iterator[Stack]:
     """A started stack (Redis, `servers` web and `workers` worker processes), stopped afterwards."""
-    stack = Stack(workdir, config=config, models=models)
+    stack = Stack(workdir, config=config, models=models, topology=topology)
     stack.start_redis()
     try:
         for _ in range(servers):
             stack.start_server(**(env or {}))
         for _ in range(workers):
             stack.start_worker(**(env or {}))
+        if workers or topology.embedded_worker:
+            stack.wait_ready()
         yield stack
     finally:
         stack.stop()
 
 
-def _wait_ready(url: str, proc: Process, timeout: float = 30) -> None:
+def _wait_ready(url: str, proc: Process, *, worker_needed: bool, timeout: float = 30) -> None:
+    """Until /readyz answers 200 (or, without `worker_needed`, 503 for no worker alone)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.proc is not None and proc.proc.poll() is not None:
             raise RuntimeError("server exited at start:\n" + proc.log())
         try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+            response = httpx.get(f"{url}/readyz", timeout=1)
+            if response.status_code == 200:
+                return
+            if not worker_needed and "no worker" in response.json().get("reason", ""):
                 return
         except httpx.HTTPError:
             pass
@@ -238,7 +296,8 @@ def tenant_of(api_key: str) -> str:
 
 
 def sdk(base_url: str, api_key: str, version: str | None = "v1beta") -> genai.Client:
-    options: dict[str, Any] = {"base_url": base_url}
+    """The official SDK with its retries off: a retried 5xx must not look like a success."""
+    options: dict[str, Any] = {"base_url": base_url, "retry_options": {"attempts": 1}}
     if version is not None:
         options["api_version"] = version
     return genai.Client(api_key=api_key, http_options=options)

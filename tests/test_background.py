@@ -20,6 +20,9 @@ from .sse import events, text_of
 from .support import Stack, new_key, running_stack, sdk, tenant_keys, tenant_of
 from .waiting import until, until_async
 
+#: the lifecycle, cancel and streaming tests on the shared stack run on every way the README starts it
+EVERY_TOPOLOGY = True
+
 LONG = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
 
 

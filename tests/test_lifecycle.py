@@ -13,6 +13,8 @@ from google.genai._interactions import BadRequestError, NotFoundError
 
 from .support import Stack, sdk, tenant_keys
 
+EVERY_TOPOLOGY = True
+
 WEATHER_TOOL = {
     "type": "function",
     "name": "get_weather",

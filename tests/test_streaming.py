@@ -17,6 +17,9 @@ from .sse import events, text_of
 from .support import Stack, new_key, running_stack, sdk, tenant_of
 from .waiting import until
 
+#: the lifecycle, cancel and streaming tests on the shared stack run on every way the README starts it
+EVERY_TOPOLOGY = True
+
 SENTENCE = " ".join(f"s{i}" for i in range(60))  # 3 s of echo-slow
 
 

@@ -29,7 +29,7 @@ from google.genai._interactions import (
 )
 from redis import Redis as SyncRedis
 
-from server.embedded_redis import free_port
+from server.launch.redis_process import free_port
 from tests.fakes import anthropic as an
 from tests.fakes import gemini as gm
 from tests.fakes import openai as oa

@@ -1,43 +1,98 @@
-"""`python -m workers`: a worker process against REDIS_URL. SIGTERM/SIGINT shut it down gracefully."""
+"""`python -m workers` (what `make worker` runs): a worker process. SIGTERM/SIGINT shut it down gracefully.
+
+Its Redis is REDIS_URL or, when that is not set, the private Redis of the `make run` that is running on
+this checkout's data (found through the server lock); with neither it refuses to start rather than guess.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import logging
 import signal
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+
+import msgspec
 
 from server import settings as settings_module
+from server.launch import lock
 from server.runtime import Runtime
+from server.settings import ConfigError, Settings
+from server.store.connection import RedisUnavailable, RedisUrlError
 
 from .host import WorkerHost
 
+log = logging.getLogger("workers")
 
-async def main() -> None:
-    settings = settings_module.load()
+
+def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m workers",
+        description="A worker of the interaction server: runs background interactions from the queue.",
+        epilog="Environment: REDIS_URL (default: the Redis of the `make run` of this checkout), IX_CONFIG, "
+        "IX_MODELS, IX_DATA_DIR. Stop it with Ctrl-C or SIGTERM: running jobs get "
+        "worker.shutdown_grace_seconds.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
+    return parser.parse_args(argv)
+
+
+def with_redis(settings: Settings) -> Settings:
+    if settings.redis_url is not None:
+        return settings
+    holder = lock.running(settings.data_dir)
+    if holder is None or not holder.redis_url:
+        raise ConfigError(
+            f"REDIS_URL is not set and no `make run` is running on {settings.data_dir}: set REDIS_URL to the "
+            "Redis of the web processes"
+        )
+    return msgspec.structs.replace(settings, redis_url=holder.redis_url)
+
+
+async def work(settings: Settings) -> None:
     runtime = await Runtime.open(settings)
     host = WorkerHost(runtime)
-    host.start()
+    await host.start()
     # what is built so far lives as long as the process: keep it out of the collector's full passes
     gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    logging.getLogger("workers").info("worker ready (queue %s)", settings.worker.queue_name)
+    log.info("worker ready (queue %s, Redis %s)", settings.worker.queue_name, settings.redis_url)
     await stop.wait()
     await host.stop()
     await runtime.close()
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # arq logs every job at INFO
     logging.getLogger("arq").setLevel(logging.WARNING)
+    try:
+        settings = with_redis(settings_module.load())
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    for warning in settings_module.warnings(settings):
+        log.warning("%s", warning)
     try:
         import uvloop
 
         uvloop.install()
     except ImportError:
         pass
-    asyncio.run(main())
+    try:
+        asyncio.run(work(settings))
+    except (RedisUnavailable, RedisUrlError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

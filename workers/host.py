@@ -2,6 +2,8 @@
 
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server.runner.service.run_background), before the pools close.
+While its poll loop runs, the host beats (server.store.workers), so /readyz can tell when nobody consumes
+the queue.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from server.runtime import JOB_NAME, Runtime, job_deserializer, job_serializer
+from server.store import workers
 
 log = logging.getLogger(__name__)
 
@@ -46,16 +49,36 @@ class WorkerHost:
             health_check_interval=30,
             log_results=False,
         )
-        self.task: asyncio.Task[None] | None = None
+        self.name = workers.worker_name()
+        self.polling = False
+        self.tasks: list[asyncio.Task[None]] = []
         # arq logs every job start and end at INFO
         logging.getLogger("arq.worker").setLevel(logging.WARNING)
 
-    def start(self) -> None:
-        self.task = asyncio.create_task(self._supervise())
+    async def start(self) -> None:
+        """Start polling; the first heartbeat is written before this returns, so a process that says it
+        is ready with a worker inside is counted at once."""
+        self.polling = True
+        await self._beat_once()
+        self.tasks = [asyncio.create_task(self._supervise()), asyncio.create_task(self._beat())]
+
+    async def _beat_once(self) -> None:
+        settings = self.runtime.settings.worker
+        try:
+            await workers.beat(self.runtime.redis, settings.queue_name, self.name, settings.heartbeat_seconds)
+        except RedisError as exc:
+            log.warning("worker heartbeat failed (%s)", exc)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.runtime.settings.worker.heartbeat_seconds)
+            if self.polling:
+                await self._beat_once()
 
     async def _supervise(self) -> None:
         """arq's poll loop ends on the first Redis error; run it again until we stop."""
         while True:
+            self.polling = True
             try:
                 await self.worker.main()
                 return
@@ -65,11 +88,14 @@ class WorkerHost:
                 log.warning("worker lost Redis (%s); polling again in 0.5s", exc)
             except Exception:
                 log.exception("worker loop failed; polling again in 0.5s")
+            finally:
+                self.polling = False
             await asyncio.sleep(0.5)
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.runtime.settings.worker.shutdown_grace_seconds if grace is None else grace
         self.worker.allow_pick_jobs = False
+        await self._leave()
         running = [t for t in self.worker.tasks.values() if not t.done()]
         if running:
             log.info("waiting up to %.0fs for %d running jobs", grace, len(running))
@@ -80,7 +106,13 @@ class WorkerHost:
         for task in running:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self.task is not None:
-            self.task.cancel()
+        for task in self.tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+                await task
+
+    async def _leave(self) -> None:
+        for task in self.tasks[1:]:
+            task.cancel()  # no more beats: this worker takes no new jobs
+        with contextlib.suppress(RedisError, OSError):
+            await workers.leave(self.runtime.redis, self.runtime.settings.worker.queue_name, self.name)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get
 
 from .state import AppState
@@ -17,14 +17,13 @@ async def healthz() -> Response[bytes]:
 
 @get("/readyz")
 async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """200 when this process can serve, else 503 with the reason: Redis (either client) not answering,
+    or no worker consuming the queue."""
     state: AppState = request.app.state.ix
-    try:
-        async with asyncio.timeout(2):
-            await state.redis.ping()
-    except Exception:
-        return Response(
-            content=b'{"status":"redis unreachable"}', status_code=503, media_type="application/json"
-        )
+    reason = await state.unready()
+    if reason is not None:
+        body = msgspec.json.encode({"status": "not ready", "reason": reason})
+        return Response(content=body, status_code=503, media_type="application/json")
     return Response(content=b'{"status":"ready"}', media_type="application/json")
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import msgspec
-from redis.asyncio import Redis
 
 from ..events.log import EventLog
 from ..runner.service import InteractionService
@@ -13,7 +14,8 @@ from .auth import Authenticator
 
 class AppState(msgspec.Struct, kw_only=True):
     settings: Settings
-    redis: Redis
+    #: why this process cannot serve now (Runtime.unready), or None
+    unready: Callable[[], Awaitable[str | None]]
     auth: Authenticator
     service: InteractionService
     events: EventLog

@@ -18,6 +18,11 @@ CANCEL_CHANNEL: Final = "ix:cancel"
 FORGET_CHANNEL: Final = "ix:forget"
 
 
+def workers(queue_name: str) -> str:
+    """ZSET of the workers consuming a queue ("host/pid/random"), scored by their last heartbeat (s)."""
+    return f"ix:workers:{queue_name}"
+
+
 def tenant_prefix(tenant: str) -> str:
     return f"ix:{{{tenant}}}:"
 

@@ -1,7 +1,8 @@
 """A private redis-server child process: the embedded default of `make run`, and the tests' Redis.
 
 It is started from the `redis-server` binary on PATH with its data in a directory of ours (AOF
-persistence, so a restart keeps the interactions), and stopped with its owner.
+persistence, so a restart keeps the interactions), and stopped with its owner, also when the owner is
+killed (orphans.preexec_die_with_parent).
 """
 
 from __future__ import annotations
@@ -12,13 +13,30 @@ import subprocess
 import time
 from pathlib import Path
 
+from .orphans import preexec_die_with_parent
+
+#: sun_path of a unix socket holds 108 bytes, the terminating NUL included
+_MAX_SOCKET_PATH = 107
+
+
+class RedisStartError(RuntimeError):
+    pass
+
 
 class RedisProcess:
-    def __init__(self, data_dir: Path, *, port: int | None = None, appendonly: bool = True) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        appendonly: bool = True,
+        appendfsync: str = "everysec",
+    ) -> None:
         """With `port`, listen on 127.0.0.1:port; otherwise only on a unix socket in `data_dir`."""
         self.data_dir = data_dir.resolve()
         self.port = port
         self.appendonly = appendonly
+        self.appendfsync = appendfsync
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -34,13 +52,19 @@ class RedisProcess:
     def start(self, timeout: float = 10.0) -> RedisProcess:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server was not found on PATH (Debian: apt-get install redis-server)")
+            raise RedisStartError("redis-server was not found on PATH (Debian: apt-get install redis-server)")
+        if self.port is None and len(str(self.socket_path).encode()) > _MAX_SOCKET_PATH:
+            raise RedisStartError(
+                f"the Redis socket path {self.socket_path} is longer than a unix socket allows "
+                f"({_MAX_SOCKET_PATH} bytes): set IX_DATA_DIR to a shorter directory"
+            )
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             binary,
             "--dir", str(self.data_dir),
             "--save", "",
             "--appendonly", "yes" if self.appendonly else "no",
+            "--appendfsync", self.appendfsync,
             "--logfile", str(self.data_dir / "redis.log"),
             "--daemonize", "no",
         ]  # fmt: skip
@@ -48,16 +72,24 @@ class RedisProcess:
             args += ["--port", str(self.port), "--bind", "127.0.0.1"]
         else:
             args += ["--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=preexec_die_with_parent,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"redis-server exited at start; see {self.data_dir / 'redis.log'}")
+                raise RedisStartError(f"redis-server exited at start; see {self.data_dir / 'redis.log'}")
             if self._answers():
                 return self
             time.sleep(0.02)
         self.stop()
-        raise RuntimeError("redis-server did not start in time")
+        raise RedisStartError(
+            f"redis-server did not answer within {timeout:g} s; see {self.data_dir / 'redis.log'}"
+        )
 
     def _answers(self) -> bool:
         try:
