@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from . import settings as settings_module
-from .api import health, interactions, openapi
+from .api import docs, health, interactions, openapi
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
@@ -51,7 +51,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await runtime.close()
 
     return Litestar(
-        route_handlers=[*interactions.HANDLERS, *health.HANDLERS, openapi.document],
+        route_handlers=[*interactions.HANDLERS, *health.HANDLERS, openapi.document, *docs.HANDLERS],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,
