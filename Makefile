@@ -1,23 +1,25 @@
 # The two commands: `make run` starts the service, `make test` runs the whole suite.
-# Both create the virtualenv from pyproject.toml, and install Debian's redis-server when it is missing.
+# Both create the virtualenv from pyproject.toml (run: the runtime dependencies; test: the test tools too),
+# and install Debian's redis-server when it is missing.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test worker bench lint typecheck check redis-server clean
+.PHONY: run test worker bench lint typecheck check redis-server clean delete-data
 
-run: $(STAMP) redis-server
+run: $(RUN_STAMP) redis-server
 	$(BIN)/python -m server
 
-worker: $(STAMP)
+worker: $(RUN_STAMP)
 	$(BIN)/python -m workers
 
-test: $(STAMP) redis-server
+test: $(TEST_STAMP) redis-server
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP) redis-server
+bench: $(TEST_STAMP) redis-server
 	@command -v wrk >/dev/null 2>&1 || { \
 	  echo "installing wrk (Debian package)"; \
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
@@ -25,20 +27,26 @@ bench: $(STAMP) redis-server
 	}
 	$(BIN)/python -m bench
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check server workers tests bench
 	$(BIN)/ruff format --check server workers tests bench
 
-typecheck: $(STAMP)
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 check: lint typecheck test
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "Python 3.11 or newer is needed ($(PYTHON) is $$($(PYTHON) --version 2>&1)); set PYTHON=python3.x"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $@
 
 # redis-server comes from the machine (Debian's package), installed here when missing
 redis-server:
@@ -48,5 +56,10 @@ redis-server:
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	}
 
+# the virtualenv and the tools' caches; the stored interactions (var/) stay
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# every stored interaction of `make run` (refused while a server runs on the data)
+delete-data: $(RUN_STAMP)
+	$(BIN)/python -m server --delete-data

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -39,6 +40,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
+    parser.add_argument(
+        "--delete-data",
+        action="store_true",
+        help="delete the private Redis's data (every stored interaction) and exit; refused while a server "
+        "runs on it",
+    )
     return parser.parse_args(argv)
 
 
@@ -63,11 +70,13 @@ def banner(url: str, redis_url: str, embedded: bool) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments(argv)
+    args = arguments(argv)
     try:
         settings = settings_module.load()
     except ConfigError as exc:
         return fail(str(exc), 2)
+    if args.delete_data:
+        return delete_data(settings)
     for warning in settings_module.warnings(settings):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     lock = ServerLock(settings.data_dir) if settings.redis_url is None else None
@@ -121,6 +130,25 @@ def serve(settings: Settings, url: str, *, embedded: bool) -> int:
         # granian exits with 1 when a web process ended on its own (a failed start: its log says why)
         return exc.code if isinstance(exc.code, int) else 1
     return 0
+
+
+def delete_data(settings: Settings) -> int:
+    data_dir = settings.data_dir
+    lock = ServerLock(data_dir)
+    try:
+        # held while deleting, so no server starts on half-deleted data
+        lock.acquire(Holder(pid=os.getpid(), http="(deleting the data)"))
+    except LockHeld as exc:
+        return fail(str(exc), 1)
+    try:
+        if not (data_dir / "redis").exists():
+            print(f"nothing to delete in {data_dir}")
+            return 0
+        shutil.rmtree(data_dir / "redis")
+        print(f"deleted {data_dir / 'redis'}: every interaction stored by the embedded Redis")
+        return 0
+    finally:
+        lock.release()
 
 
 def fail(message: str, status: int) -> int:

@@ -11,6 +11,7 @@ from google import genai
 
 from .support import TOPOLOGIES, Stack, new_key, running_stack, sdk, tenant_of
 
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """In a module that says `EVERY_TOPOLOGY = True`, each test on the shared stack runs once on each of
     the ways the README starts the service."""
