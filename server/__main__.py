@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -113,7 +115,9 @@ def start_redis(settings: Settings, lock: ServerLock, url: str) -> RedisProcess:
 def serve(settings: Settings, url: str, *, embedded: bool) -> int:
     os.environ[orphans.PARENT_ENV] = str(os.getpid())
     redis_url = os.environ["REDIS_URL"]
-    listen.when_listening(url, lambda: print(banner(url, redis_url, embedded), flush=True))
+    announcer = listen.announce_when_listening(
+        settings.http.host, settings.http.port, banner(url, redis_url, embedded)
+    )
     server = Granian(
         "server.app:create_app",
         factory=True,
@@ -129,6 +133,10 @@ def serve(settings: Settings, url: str, *, embedded: bool) -> int:
     except SystemExit as exc:
         # granian exits with 1 when a web process ended on its own (a failed start: its log says why)
         return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(announcer, signal.SIGTERM)
+            os.waitpid(announcer, 0)
     return 0
 
 

@@ -7,12 +7,12 @@ SO_REUSEPORT fails on any port that is taken, whoever took it (two of our server
 
 from __future__ import annotations
 
+import os
 import socket
-import threading
+import sys
 import time
-from collections.abc import Callable
 
-import httpx
+from . import orphans
 
 
 class PortInUse(RuntimeError):
@@ -34,28 +34,49 @@ def check_free(host: str, port: int) -> None:
             ) from None
 
 
+def reachable(host: str) -> str:
+    """The address to reach a server bound to `host` from this machine."""
+    return {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+
+
 def base_url(host: str, port: int) -> str:
-    if host in ("0.0.0.0", ""):
-        host = "127.0.0.1"
-    elif host == "::":
-        host = "::1"
+    host = reachable(host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def when_listening(url: str, then: Callable[[], None], timeout: float = 120.0) -> threading.Thread:
-    """Call `then` (in a thread) once `url`/healthz answers: the web processes have started."""
+def announce_when_listening(host: str, port: int, text: str, timeout: float = 120.0) -> int:
+    """Print `text` once GET /healthz on host:port answers 200: the web processes have started.
 
-    def wait() -> None:
+    The waiting is done by a forked child, not a thread: granian forks the web processes from this
+    process, and a thread caught at that moment holding a lock (an import, a buffer) would leave the lock
+    held for ever in the web process. The child forks nothing, ends with its parent, and uses only the
+    socket module. Returns its pid, for the launcher to reap.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child != 0:
+        return child
+    status = 0
+    try:
+        orphans.preexec_die_with_parent()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
-                    then()
-                    return
-            except httpx.HTTPError:
-                pass
+            if _healthy(host, port):
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+                break
             time.sleep(0.1)
+    except BaseException:
+        status = 1
+    finally:
+        os._exit(status)
 
-    thread = threading.Thread(target=wait, daemon=True, name="banner")
-    thread.start()
-    return thread
+
+def _healthy(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((reachable(host), port), timeout=1.0) as conn:
+            conn.sendall(b"GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            return conn.recv(64).startswith((b"HTTP/1.0 200", b"HTTP/1.1 200"))
+    except OSError:
+        return False
