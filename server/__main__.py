@@ -22,10 +22,11 @@ from granian import Granian
 from granian.constants import Interfaces, Loops
 
 from . import settings as settings_module
+from .config_errors import ConfigError
 from .launch import listen, orphans
 from .launch.lock import Holder, LockHeld, ServerLock
 from .launch.redis_process import RedisProcess, RedisStartError
-from .settings import ConfigError, Settings
+from .settings import Settings
 from .store import connection
 
 USAGE = """\

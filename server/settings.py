@@ -10,17 +10,26 @@ field and the problem, so the entry points can print it as it is and exit.
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Literal, TypeVar
 
 import msgspec
 from msgspec import inspect as mi
+
+from .config_errors import (
+    ConfigError,
+    declare_literals,
+    describe,
+    field_type,
+    syntax_problem,
+    unwrap,
+    validation_problem,
+)
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 CONFIG_DIR = ROOT_DIR / "config"
@@ -49,14 +58,7 @@ BackendKind = Literal["echo", "echo-slow", "gemini", "openai", "anthropic"]
 AuthMode = Literal["open", "keys"]
 StreamDisconnect = Literal["cancel", "continue"]
 AppendFsync = Literal["always", "everysec", "no"]
-#: msgspec sorts a Literal's values; an error message lists them as declared (the default first)
-_DECLARED_ORDER = {
-    frozenset(get_args(t)): get_args(t) for t in (BackendKind, AuthMode, StreamDisconnect, AppendFsync)
-}
-
-
-class ConfigError(Exception):
-    """A configuration mistake; `str()` is one line: where (file or variable), the field, the problem."""
+declare_literals(BackendKind, AuthMode, StreamDisconnect, AppendFsync)
 
 
 class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -279,12 +281,12 @@ def _apply_environment(server: ServerToml, env: Mapping[str, str]) -> ServerToml
         if text is None:
             continue
         section: Section = getattr(server, section_name)
-        found = _field_type(mi.type_info(type(section)), field)
-        info = _unwrap(found) if found is not None else None
+        found = field_type(mi.type_info(type(section)), field)
+        info = unwrap(found) if found is not None else None
         if isinstance(info, mi.BoolType):
             expected = "true/false, 1/0 or yes/no"
         else:
-            expected = _describe(info) if info is not None else "another value"
+            expected = describe(info) if info is not None else "another value"
         problem = f"environment variable {variable}: expected {expected}, got {json.dumps(text)}"
         try:
             value = _parse_env(text, info)
@@ -334,26 +336,15 @@ def _load_file(tp: type[T], env: Mapping[str, str], variable: str, default_name:
     try:
         raw = msgspec.toml.decode(data)
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"{shown}: {_syntax_problem(str(exc))}") from None
+        raise ConfigError(f"{shown}: {syntax_problem(str(exc))}") from None
     try:
         loaded = msgspec.convert(raw, tp)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"{shown}: {_validation_problem(str(exc), raw, tp)}") from None
+        raise ConfigError(f"{shown}: {validation_problem(str(exc), raw, tp)}") from None
     problem = _cross_check(loaded)
     if problem is not None:
         raise ConfigError(f"{shown}: {problem}")
     return loaded
-
-
-_LINE_COLUMN = re.compile(r"^(?P<text>.*?)\s*\(at line (?P<line>\d+), column (?P<column>\d+)\)$")
-
-
-def _syntax_problem(message: str) -> str:
-    found = _LINE_COLUMN.match(message)
-    if found is None:
-        return f"not valid TOML: {_lower_first(message)}"
-    where = f"line {found['line']}, column {found['column']}"
-    return f"TOML syntax error at {where}: {_lower_first(found['text'])}"
 
 
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -382,154 +373,3 @@ def _cross_check(loaded: object) -> str | None:
                 f"got {json.dumps(tenant)}"
             )
     return None
-
-
-# -- msgspec's validation errors as "<field path>: <problem>" ----------------------------------------------
-
-_AT = re.compile(r"^(?P<text>.*?)(?: - at `(?P<path>\$[^`]*)`)?$")
-_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
-_UNKNOWN = re.compile(r"^Object contains unknown field `(?P<name>[^`]*)`$")
-_MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]*)`$")
-#: fields whose bad values are not repeated: a key pasted in place of a variable name is a secret
-_SECRET_FIELDS = frozenset({"api_key_env"})
-
-
-def _validation_problem(message: str, raw: Any, tp: type[Any]) -> str:
-    """`Expected `int` >= 1 - at `$.http.port`` -> `http.port: expected an integer >= 1, got 0`."""
-    found = _AT.match(message)
-    assert found is not None  # the pattern matches any text
-    text = found["text"]
-    segments: list[str | int] = [
-        name if name else (int(index) if index.isdigit() else "[...]")
-        for name, index in _SEGMENT.findall(found["path"] or "")
-    ]
-    info: mi.Type | None = mi.type_info(tp)
-    for segment in segments:
-        info = _field_type(info, segment) if info is not None else None
-    unknown, missing = _UNKNOWN.match(text), _MISSING.match(text)
-    if unknown is not None:
-        where = _path_text([*segments, unknown["name"]])
-        known = _field_names(info)
-        kind = "section" if not segments else "field"
-        return f"{where}: unknown {kind}" + (f" (known: {', '.join(known)})" if known else "")
-    if missing is not None:
-        return f"{_path_text([*segments, missing['name']])}: missing (it is required)"
-    where = _path_text(segments) or "(top level)"
-    if info is None:
-        return f"{where}: {_lower_first(text)}"
-    problem = f"{where}: expected {_describe(info)}"
-    value = _value_at(raw, segments)
-    if value is not _ABSENT and not (segments and segments[-1] in _SECRET_FIELDS):
-        problem += f", got {_render(value)}"
-    return problem
-
-
-def _path_text(segments: list[str | int]) -> str:
-    text = ""
-    for segment in segments:
-        if isinstance(segment, int):
-            text += f"[{segment}]"
-        elif segment == "[...]":
-            text += segment
-        else:
-            text += f".{segment}" if text else segment
-    return text
-
-
-def _unwrap(info: mi.Type) -> mi.Type:
-    """The type behind a description, or behind `X | None` (TOML has no null, so None is never meant)."""
-    if isinstance(info, mi.Metadata):
-        return _unwrap(info.type)
-    if isinstance(info, mi.UnionType):
-        members = [t for t in info.types if not isinstance(t, mi.NoneType)]
-        if len(members) == 1:
-            return _unwrap(members[0])
-    return info
-
-
-def _field_type(info: mi.Type, segment: str | int) -> mi.Type | None:
-    info = _unwrap(info)
-    if isinstance(info, mi.StructType) and isinstance(segment, str):
-        return next((f.type for f in info.fields if f.encode_name == segment), None)
-    if isinstance(info, mi.ListType) and isinstance(segment, int):
-        return info.item_type
-    if isinstance(info, mi.DictType):
-        return info.value_type
-    return None
-
-
-def _field_names(info: mi.Type | None) -> list[str]:
-    info = _unwrap(info) if info is not None else None
-    return [f.encode_name for f in info.fields] if isinstance(info, mi.StructType) else []
-
-
-def _describe(info: mi.Type) -> str:
-    """What a field takes, in the words of a TOML file: 'an integer from 1 to 65535', 'one of "a", "b"'."""
-    if isinstance(info, mi.UnionType):
-        return " or ".join(_describe(t) for t in info.types if not isinstance(t, mi.NoneType))
-    if isinstance(info, mi.Metadata):
-        description = (info.extra_json_schema or {}).get("description")
-        return str(description) if description else _describe(info.type)
-    if isinstance(info, mi.LiteralType):
-        values = _DECLARED_ORDER.get(frozenset(info.values), info.values)
-        return "one of " + ", ".join(json.dumps(v) for v in values)
-    if isinstance(info, mi.BoolType):
-        return "true or false"
-    if isinstance(info, mi.IntType):
-        return "an integer" + _bounds(info.ge, info.gt, info.le, info.lt)
-    if isinstance(info, mi.FloatType):
-        return "a number" + _bounds(info.ge, info.gt, info.le, info.lt)
-    if isinstance(info, mi.StrType):
-        return "a non-empty string" if info.min_length else "a string"
-    if isinstance(info, mi.ListType):
-        item = _unwrap(info.item_type)
-        return "an array of tables" if isinstance(item, mi.StructType) else "an array"
-    if isinstance(info, (mi.StructType, mi.DictType)):
-        return "a table"
-    return "another value"
-
-
-def _bounds(ge: float | None, gt: float | None, le: float | None, lt: float | None) -> str:
-    if ge is not None and le is not None:
-        return f" from {_number(ge)} to {_number(le)}"
-    limits = ((">=", ge), (">", gt), ("<=", le), ("<", lt))
-    parts = [f"{op} {_number(bound)}" for op, bound in limits if bound is not None]
-    return " " + " and ".join(parts) if parts else ""
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(value)
-
-
-_ABSENT = object()
-
-
-def _value_at(raw: Any, segments: list[str | int]) -> Any:
-    value = raw
-    for segment in segments:
-        if isinstance(segment, str) and isinstance(value, dict) and segment in value:
-            value = value[segment]
-        elif isinstance(segment, int) and isinstance(value, list) and segment < len(value):
-            value = value[segment]
-        else:
-            return _ABSENT
-    return value
-
-
-def _render(value: Any) -> str:
-    """A value as it was written in the file."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    return repr(value)
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]

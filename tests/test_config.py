@@ -23,7 +23,8 @@ import pytest
 
 from server import settings
 from server.api.errors import upstream_error
-from server.settings import ConfigError, EchoSettings, ModelRoute, parse_bool
+from server.config_errors import ConfigError
+from server.settings import EchoSettings, ModelRoute, parse_bool
 from server.upstream.base import UpstreamError
 from server.upstream.routing import BACKEND_KINDS, BUILTIN_MODELS, Router, Unkeyed
 from tests.fakes.http import FakeServer

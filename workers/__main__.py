@@ -18,9 +18,10 @@ from importlib.metadata import version
 import msgspec
 
 from server import settings as settings_module
+from server.config_errors import ConfigError
 from server.launch import lock
 from server.runtime import Runtime
-from server.settings import ConfigError, Settings
+from server.settings import Settings
 from server.store.connection import RedisUnavailable, RedisUrlError
 
 from .host import WorkerHost
