@@ -205,8 +205,9 @@ class Stack:
         )
         proc.start()
         url = f"http://127.0.0.1:{port}"
-        _wait_ready(url, proc, worker_needed=False)
+        # kept before it is ready, so that one that never gets ready is stopped with the stack
         self.servers.append((proc, url))
+        _wait_ready(url, proc, worker_needed=False)
         return url
 
     def start_worker(self, **env: str) -> Process:
@@ -215,6 +216,7 @@ class Stack:
             [sys.executable, "-m", "workers"], self.env(**env), self.workdir / f"worker-{index}.log"
         )
         proc.start()
+        self.workers.append(proc)
         deadline = time.monotonic() + 20
         while "worker ready" not in proc.log():
             if proc.proc is not None and proc.proc.poll() is not None:
@@ -222,7 +224,6 @@ class Stack:
             if time.monotonic() > deadline:
                 raise RuntimeError("worker did not start:\n" + proc.log())
             time.sleep(0.05)
-        self.workers.append(proc)
         return proc
 
     def wait_ready(self) -> None:

@@ -435,6 +435,7 @@ async def _unkeyed_requests(client: httpx.AsyncClient, fake: FakeServer, var: st
         await asyncio.sleep(0.05)
     assert record["status"] == "failed", record
     assert var in str(record)
+    assert record["errors"][0]["code"] == "upstream_not_configured", record
     assert fake.requests == []  # nothing was sent upstream
 
     # a route without api_key_env still works without a key

@@ -334,4 +334,6 @@ def _error_code(error: UpstreamError | None) -> str:
         return "failed"
     if error.timeout:
         return "upstream_timeout"
+    if error.misconfigured:
+        return "upstream_not_configured"
     return f"upstream_{error.status}" if error.status else "upstream_unavailable"
