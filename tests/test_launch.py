@@ -333,3 +333,47 @@ def test_make_clean_keeps_the_data_and_delete_data_is_its_own_target() -> None:
     assert clean.returncode == 0 and "rm -rf" in clean.stdout and "var" not in clean.stdout
     delete = run(["make", "-n", "delete-data"], dict(os.environ))
     assert "--delete-data" in delete.stdout
+
+
+# --- your own Redis, over TLS ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tls_redis(tmp_path: Path) -> Iterator[str]:
+    """A redis-server that speaks only TLS, with a self-signed certificate; yields its rediss:// URL."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", str(key),
+         "-out", str(cert), "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = free_port()
+    redis = subprocess.Popen(
+        ["redis-server", "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+         "--tls-cert-file", str(cert), "--tls-key-file", str(key), "--tls-ca-cert-file", str(cert),
+         "--tls-auth-clients", "no", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        until(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, timeout=10)
+        yield f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={cert}"
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
+
+
+def test_your_own_redis_over_tls_with_the_worker_in_the_web_process(tmp_path: Path, tls_redis: str) -> None:
+    server = Launched(tmp_path / "var", REDIS_URL=tls_redis).start()
+    try:
+        client = sdk(server.url, "any-key")
+        assert client.interactions.create(model="echo", input="over TLS").output_text == "over TLS"
+        job = client.interactions.create(model="echo-slow", input="slowly " * 100, background=True)
+        with client.interactions.get(job.id, stream=True) as stream:
+            seen = [next(stream) for _ in range(6)]
+        assert [e.event_type for e in seen[:2]] == ["interaction.created", "interaction.status_update"]
+        cancelled = client.interactions.cancel(job.id)
+        assert cancelled.status == "cancelled" and (cancelled.output_text or "").startswith("slowly")
+        # no Redis of its own: nothing under the data directory
+        assert not (tmp_path / "var" / "redis").exists()
+    finally:
+        server.stop()
