@@ -21,7 +21,7 @@ from .runner import signals
 from .runner.registry import RunRegistry
 from .runner.service import InteractionService
 from .settings import Settings
-from .store import connection, keys, workers
+from .store import connection, heartbeats, keys
 from .store.repository import Repository
 from .upstream.routing import Router
 
@@ -104,13 +104,15 @@ class Runtime:
                 await self.redis.ping()
                 await self.blocking.ping()
                 queue, interval = self.settings.worker.queue_name, self.settings.worker.heartbeat_seconds
-                consumers = await workers.alive(self.redis, queue, interval)
+                consumers = await heartbeats.alive(self.redis, queue, interval)
+        except TimeoutError:
+            return "Redis does not answer (nothing within 2 s)"
         except Exception as exc:
             return f"Redis does not answer ({type(exc).__name__}: {exc})"
         if consumers == 0:
             return (
                 f"no worker consumes the queue {queue!r} (none heard from in the last "
-                f"{workers.MISSED_BEATS * interval:g} s): start one (make worker), or let the web "
+                f"{heartbeats.MISSED_BEATS * interval:g} s): start one (make worker), or let the web "
                 "processes run one (EMBEDDED_WORKER=1)"
             )
         return None

@@ -2,8 +2,8 @@
 
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server.runner.service.run_background), before the pools close.
-While its poll loop runs, the host beats (server.store.workers), so /readyz can tell when nobody consumes
-the queue.
+While its poll loop runs, the host beats (server.store.heartbeats), so /readyz can tell when nobody
+consumes the queue.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from server.runtime import JOB_NAME, Runtime, job_deserializer, job_serializer
-from server.store import workers
+from server.store import heartbeats
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class WorkerHost:
             health_check_interval=30,
             log_results=False,
         )
-        self.name = workers.worker_name()
+        self.name = heartbeats.worker_name()
         self.polling = False
         self.tasks: list[asyncio.Task[None]] = []
         # arq logs every job start and end at INFO
@@ -65,7 +65,9 @@ class WorkerHost:
     async def _beat_once(self) -> None:
         settings = self.runtime.settings.worker
         try:
-            await workers.beat(self.runtime.redis, settings.queue_name, self.name, settings.heartbeat_seconds)
+            await heartbeats.beat(
+                self.runtime.redis, settings.queue_name, self.name, settings.heartbeat_seconds
+            )
         except RedisError as exc:
             log.warning("worker heartbeat failed (%s)", exc)
 
@@ -115,4 +117,4 @@ class WorkerHost:
         for task in self.tasks[1:]:
             task.cancel()  # no more beats: this worker takes no new jobs
         with contextlib.suppress(RedisError, OSError):
-            await workers.leave(self.runtime.redis, self.runtime.settings.worker.queue_name, self.name)
+            await heartbeats.leave(self.runtime.redis, self.runtime.settings.worker.queue_name, self.name)
