@@ -304,6 +304,19 @@ def test_help_and_version_print_and_start_nothing(module: str, tmp_path: Path) -
     assert not (tmp_path / "var").exists()
 
 
+@pytest.mark.parametrize("script", ["interaction-server", "interaction-worker"])
+def test_the_console_scripts_are_installed(script: str, tmp_path: Path) -> None:
+    installed = Path(sys.executable).parent / script
+    result = run([str(installed), "--version"], launch_env(tmp_path / "var"))
+    assert result.returncode == 0 and "0." in result.stdout
+
+
+def test_make_run_installs_the_runtime_dependencies_only() -> None:
+    recipe = run(["make", "-n", "-B", ".venv/.installed-run"], dict(os.environ)).stdout
+    assert "pip install --quiet -e .\n" in recipe and "[test]" not in recipe
+    assert ".installed-run" in run(["make", "-n", "-B", "run"], dict(os.environ)).stdout
+
+
 def test_the_banner_comes_once_the_server_answers(tmp_path: Path) -> None:
     server = Launched(tmp_path / "var")
     server.process.start()
