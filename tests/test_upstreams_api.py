@@ -548,6 +548,99 @@ def test_function_calling_round_trip(
     assert result["call_id"] == call.id and result["name"] == "get_weather"
 
 
+#: a tool whose only parameter is optional: models call it with no arguments at all
+CLOCK_TOOL = {
+    "type": "function",
+    "name": "get_time",
+    "description": "The time now",
+    "parameters": {"type": "object", "properties": {"utc": {"type": "boolean"}}},
+}
+NO_ARGS_BACKENDS = [*BACKENDS, "echo"]
+
+
+def no_args_call_script(backend: str) -> Script | None:
+    """Each provider's way of calling a function with no arguments (echo needs no script)."""
+    if backend == "gemini":
+        return gm.script([gm.chunk([{"functionCall": {"name": "get_time"}}], finish="STOP", meta=gm.usage())])
+    if backend == "openai":
+        return oa.openai_tool_call_script("get_time", fragments=(), call_id="call_time")
+    if backend == "anthropic":
+        return an.anthropic_tool_use_script("get_time", fragments=(), call_id="toolu_time")
+    return None
+
+
+def create_no_args_call(backend: str, ai: genai.Client, upstreams: Upstreams, stream: bool) -> Any:
+    """A create whose answer is one call without arguments; its events (streamed) or the interaction."""
+    script = no_args_call_script(backend)
+    if script is not None:
+        upstreams[backend].add(script)
+    model = MODEL.get(backend, backend)
+    if stream:
+        return list(
+            ai.interactions.create(model=model, input="What time is it?", tools=[CLOCK_TOOL], stream=True)
+        )
+    return ai.interactions.create(model=model, input="What time is it?", tools=[CLOCK_TOOL])
+
+
+@pytest.mark.parametrize("backend", NO_ARGS_BACKENDS)
+def test_a_call_without_arguments_has_empty_arguments(
+    backend: str, ai: genai.Client, api: httpx.Client, upstreams: Upstreams
+) -> None:
+    """`arguments` is `{}`, never absent: clients call `fn(**call.arguments)` (issue 10, item 9)."""
+    reply = create_no_args_call(backend, ai, upstreams, stream=False)
+    assert reply.status == "requires_action"
+    call = step_of(reply, "function_call")
+    assert call.name == "get_time" and call.arguments == {}
+    assert step_of(ai.interactions.get(reply.id), "function_call").arguments == {}
+    raw = next(s for s in raw_interaction(api, reply.id)["steps"] if s["type"] == "function_call")
+    assert raw["arguments"] == {}
+
+    def get_time() -> str:
+        return "noon"
+
+    if backend != "echo":  # the empty arguments go back upstream as the provider's own empty arguments
+        upstreams[backend].add(text_script(backend, "It is noon."))
+    answer = ai.interactions.create(
+        model=MODEL.get(backend, backend),
+        previous_interaction_id=reply.id,
+        input=[{"type": "function_result", "call_id": call.id, "result": get_time(**call.arguments)}],
+        tools=[CLOCK_TOOL],
+    )
+    assert answer.status == "completed"
+    if backend == "gemini":
+        assert upstreams.gemini.requests[1].json()["contents"][1]["parts"][0]["functionCall"]["args"] == {}
+    elif backend == "openai":
+        [sent] = upstreams.openai.requests[1].json()["messages"][1]["tool_calls"]
+        assert sent["function"]["arguments"] == "{}"
+    elif backend == "anthropic":
+        assistant = upstreams.anthropic.requests[1].json()["messages"][1]
+        assert assistant["content"][-1]["input"] == {}
+
+
+@pytest.mark.parametrize("backend", NO_ARGS_BACKENDS)
+def test_a_streamed_call_without_arguments_has_empty_arguments(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    events = create_no_args_call(backend, ai, upstreams, stream=True)
+    start = next(
+        e.step  # type: ignore[union-attr]
+        for e in events
+        if e.event_type == "step.start" and e.step.type == "function_call"  # type: ignore[union-attr]
+    )
+    assert start.arguments == {}
+    fragments = [
+        e.delta.arguments  # type: ignore[union-attr]
+        for e in events
+        if e.event_type == "step.delta" and e.delta.type == "arguments_delta"  # type: ignore[union-attr]
+    ]
+    assert json.loads("".join(fragments)) == {}  # a client that joins the fragments gets an object
+    completed = events[-1]
+    assert completed.event_type == "interaction.completed"
+    assert step_of(completed.interaction, "function_call").arguments == {}  # type: ignore[union-attr]
+    stored = ai.interactions.get(completed.interaction.id)  # type: ignore[union-attr]
+    assert step_of(stored, "function_call").arguments == {}
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Thoughts and signatures
 

@@ -52,7 +52,13 @@ class ThoughtStep(Tagged, Step, tag="thought"):
 class FunctionCallStep(Tagged, Step, tag="function_call"):
     id: str
     name: str
-    arguments: dict[str, Any] = {}
+    # None, not {}, for the same reason as `content` above: a call without arguments must still carry
+    # `arguments: {}`, or the SDK yields `arguments=None` and `fn(**call.arguments)` fails.
+    arguments: dict[str, Any] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.arguments is None:
+            self.arguments = {}
 
 
 class FunctionResultStep(Tagged, Step, tag="function_result"):

@@ -34,24 +34,32 @@ Events = list[UpstreamEvent]
 class StepSequencer:
     """Opens and closes output steps so that they never overlap."""
 
-    __slots__ = ("_open", "_signed", "calls")
+    __slots__ = ("_argued", "_open", "_signed", "calls")
 
     def __init__(self) -> None:
         self._open: str | None = None  # "text", "thought", "call" or None
         self._signed = False  # the open thought step already has its signature
+        self._argued = False  # the open call step has had an arguments fragment
         #: function calls emitted so far (a turn with calls ends in requires_action)
         self.calls = 0
 
     def end(self) -> Events:
         if self._open is None:
             return []
+        events: Events = []
+        if self._open == "call" and not self._argued:
+            # OpenAI and Anthropic send no fragment for a call without arguments; clients that join the
+            # fragments must still get a JSON object, as from Gemini (which sends `{}` whole)
+            events.append(StepDelta(delta=ArgumentsDelta(arguments="{}")))
         self._open = None
-        return [StepEnded()]
+        events.append(StepEnded())
+        return events
 
     def _switch(self, kind: str, skeleton: Step) -> Events:
         events = self.end()
         self._open = kind
         self._signed = False
+        self._argued = False
         events.append(StepStarted(step=skeleton))
         return events
 
@@ -92,6 +100,7 @@ class StepSequencer:
     def arguments(self, fragment: str) -> Events:
         if not fragment or self._open != "call":
             return []
+        self._argued = True
         return [StepDelta(delta=ArgumentsDelta(arguments=fragment))]
 
     def whole(self, step: Step) -> Events:

@@ -38,6 +38,9 @@ from tests.fakes.anthropic import (
     anthropic_text_script,
     anthropic_thinking_script,
     anthropic_tool_use_script,
+    block_delta,
+    block_start,
+    block_stop,
     event,
     message_end,
     message_start,
@@ -206,6 +209,25 @@ def test_decode_tool_use_and_cache_usage() -> None:
     usage = [e.usage for e in events if isinstance(e, UsageReported)][-1]
     assert (usage.total_input_tokens, usage.total_cached_tokens, usage.total_output_tokens) == (170, 100, 30)
     assert usage.total_tokens == 200
+    assert events[-1] == Finished(status="requires_action")
+
+
+@pytest.mark.parametrize("empty_fragment", [True, False], ids=["empty-fragment", "no-fragment"])
+def test_decode_tool_use_without_input(empty_fragment: bool) -> None:
+    """A tool called with no input: `input: {}` and an empty (or no) `input_json_delta`."""
+    block = {"type": "tool_use", "id": "toolu_now", "name": "now", "input": {}}
+    fragments = [block_delta(0, {"type": "input_json_delta", "partial_json": ""})] if empty_fragment else []
+    events = decode(
+        raw_of([message_start(), block_start(0, block), *fragments, block_stop(0), *message_end("tool_use")])
+    )
+    call = next(e.step for e in events if isinstance(e, StepStarted))
+    assert msgspec.json.decode(msgspec.json.encode(call)) == {
+        "type": "function_call",
+        "id": "toolu_now",
+        "name": "now",
+        "arguments": {},
+    }
+    assert [d.arguments for d in deltas(events)] == ["{}"]
     assert events[-1] == Finished(status="requires_action")
 
 

@@ -258,6 +258,22 @@ def test_decode_function_call() -> None:
 
 
 @pytest.mark.parametrize(
+    "call", [{"name": "now"}, {"name": "now", "args": {}}], ids=["no-args", "empty-args"]
+)
+def test_decode_function_call_without_arguments(call: dict[str, Any]) -> None:
+    events = decode(sse(chunk([{"functionCall": call}], finish="STOP", meta=usage())))
+    [started] = [e.step for e in events if isinstance(e, StepStarted)]
+    assert isinstance(started, FunctionCallStep)
+    assert msgspec.json.decode(msgspec.json.encode(started)) == {
+        "type": "function_call",
+        "id": started.id,
+        "name": "now",
+        "arguments": {},
+    }
+    assert [d.arguments for d in deltas(events)] == ["{}"]
+
+
+@pytest.mark.parametrize(
     ("reason", "status", "text"),
     [
         ("MAX_TOKENS", "incomplete", None),

@@ -212,6 +212,39 @@ def test_decode_parallel_tool_calls() -> None:
     assert [d.arguments for d in deltas(events)] == ['{"x":', "1}", "{}"]
 
 
+def wire(step: Step) -> dict[str, Any]:
+    """A step as a client reads it."""
+    value: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(step))
+    return value
+
+
+@pytest.mark.parametrize("arguments", ["", "{}", None], ids=["empty", "empty-object", "absent"])
+def test_decode_call_without_arguments(arguments: str | None) -> None:
+    """Servers send `""`, `"{}"` or nothing; the call has `arguments: {}` and one `{}` fragment either way."""
+    function: dict[str, Any] = (
+        {"name": "now"} if arguments is None else {"name": "now", "arguments": arguments}
+    )
+    first = {"index": 0, "id": "a", "type": "function", "function": function}
+    second = {"index": 1, "id": "b", "type": "function", "function": {"name": "f", "arguments": '{"x":1}'}}
+    raw = sse(chunk({"role": "assistant", "tool_calls": [first]})) + sse(chunk({"tool_calls": [second]}))
+    raw += sse(chunk({}, finish="tool_calls")) + sse("[DONE]")
+    events = decode(raw)
+    started = [e.step for e in events if isinstance(e, StepStarted)]
+    assert wire(started[0]) == {"type": "function_call", "id": "a", "name": "now", "arguments": {}}
+    # the empty call's fragment comes before the next call starts
+    kinds = [type(e).__name__ for e in events if not isinstance(e, UsageReported)]
+    assert kinds == [
+        "StepStarted",
+        "StepDelta",
+        "StepEnded",
+        "StepStarted",
+        "StepDelta",
+        "StepEnded",
+        "Finished",
+    ]
+    assert [d.arguments for d in deltas(events)] == ["{}", '{"x":1}']
+
+
 @pytest.mark.parametrize(("reason", "status"), [("length", "incomplete"), ("content_filter", "failed")])
 def test_decode_finish_reasons(reason: str, status: str) -> None:
     raw = sse(chunk({"content": "x"})) + sse(chunk({}, finish=reason)) + sse("[DONE]")
