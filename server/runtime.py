@@ -22,6 +22,7 @@ from .runner.registry import RunRegistry
 from .runner.service import InteractionService
 from .settings import Settings
 from .store import connection, heartbeats, keys
+from .store.outage import Outage
 from .store.repository import Repository
 from .upstream.routing import Router
 
@@ -48,8 +49,9 @@ class Runtime:
         self.repository = Repository(redis, settings.store, settings.runner)
         self.router = Router(settings.models, settings.echo)
         self.registry = RunRegistry()
+        self.outage = Outage()
         self.service = InteractionService(
-            settings, self.repository, blocking, self.router, self.registry, self.enqueue
+            settings, self.repository, blocking, self.router, self.registry, self.enqueue, self.outage
         )
         self.events = EventLog(redis, blocking, self.repository, settings.runner.keepalive_seconds)
         self._tasks: list[asyncio.Task[None]] = []
@@ -59,8 +61,14 @@ class Runtime:
         if settings.redis_url is None:
             raise connection.RedisUrlError("REDIS_URL is not set")
         target = connection.parse(settings.redis_url)
+        runner = settings.runner
         redis, blocking = connection.build(
-            target, settings.worker.queue_name, job_serializer, job_deserializer
+            target,
+            settings.worker.queue_name,
+            job_serializer,
+            job_deserializer,
+            timeout=settings.store.redis_timeout_seconds,
+            longest_block=max(runner.keepalive_seconds, runner.cancel_ack_timeout_seconds),
         )
         try:
             await connection.ping(target, redis, blocking)
@@ -76,7 +84,9 @@ class Runtime:
         }
         runtime._tasks = [
             asyncio.create_task(
-                signals.listen(redis, channels, listening, runtime.service.histories.forget_all)
+                signals.listen(
+                    redis, channels, listening, runtime.outage, runtime.service.histories.forget_all
+                )
             ),
             asyncio.create_task(runtime.service.reap_forever()),
             asyncio.create_task(runtime.service.writer.run()),
@@ -87,6 +97,11 @@ class Runtime:
         return runtime
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
+        # arq queues in a transaction (a pipeline), which the client's per-command bound does not cover
+        async with asyncio.timeout(self.settings.store.redis_timeout_seconds):
+            await self._enqueue(tenant, interaction_id, fence)
+
+    async def _enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
         await self.redis.enqueue_job(
             JOB_NAME,
             tenant,

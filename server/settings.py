@@ -87,6 +87,9 @@ class StoreSettings(Section):
     event_log_ttl_seconds: PositiveInt = 3600
     max_chain_depth: PositiveInt = 5000
     idempotency_ttl_seconds: PositiveInt = 24 * 3600
+    #: the longest any Redis command may take (blocking reads: their block time plus this); past it the
+    #: request answers 503 UNAVAILABLE instead of waiting on a Redis that hangs
+    redis_timeout_seconds: PositiveFloat = 2.0
 
 
 class RunnerSettings(Section):

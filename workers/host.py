@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 
 from server.runtime import JOB_NAME, Runtime, job_deserializer, job_serializer
 from server.store import heartbeats
+from server.store.outage import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,9 @@ class WorkerHost:
             await heartbeats.beat(
                 self.runtime.redis, settings.queue_name, self.name, settings.heartbeat_seconds
             )
-        except RedisError as exc:
-            log.warning("worker heartbeat failed (%s)", exc)
+            self.runtime.outage.answered()
+        except UNAVAILABLE as exc:
+            self.runtime.outage.failed("worker heartbeat", exc)
 
     async def _beat(self) -> None:
         while True:
@@ -86,8 +88,8 @@ class WorkerHost:
                 return
             except asyncio.CancelledError:
                 raise
-            except RedisError as exc:
-                log.warning("worker lost Redis (%s); polling again in 0.5s", exc)
+            except UNAVAILABLE as exc:
+                self.runtime.outage.failed("worker poll loop", exc)
             except Exception:
                 log.exception("worker loop failed; polling again in 0.5s")
             finally:

@@ -15,6 +15,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from ..protocol.codec import InvalidArgument, json_encoder
+from ..store import outage
 from ..store.repository import ChainTooDeep, NotFound, Unfinished
 from ..upstream.base import UpstreamError
 
@@ -112,6 +113,10 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
         return error_response(400, f"{exc}: wait until it has finished before continuing from it")
     if isinstance(exc, UpstreamError):
         exc = upstream_error(exc)
+    if isinstance(exc, outage.UNAVAILABLE):
+        # Redis is down or hangs (every command is bounded): a retry soon is the fix; the process's
+        # background loops log the outage once
+        exc = ApiError(503, outage.MESSAGE, {"Retry-After": "1"})
     if isinstance(exc, ApiError):
         return error_response(exc.status_code, exc.message, exc.headers, exc.status)
     if isinstance(exc, HTTPException):

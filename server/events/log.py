@@ -31,7 +31,7 @@ from ..protocol.events import (
 from ..protocol.interaction import ErrorInfo, Interaction
 from ..protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
 from ..runner import render
-from ..store import keys
+from ..store import keys, outage
 from ..store.records import Record
 from ..store.repository import Repository
 from . import sse
@@ -89,15 +89,20 @@ class EventLog:
         return Replay(tenant=tenant, interaction_id=interaction_id, after=after, mode="record")
 
     async def frames(self, replay: Replay) -> AsyncIterator[bytes]:
-        if replay.mode == "follow":
-            async for chunk in self._follow(replay):
-                yield chunk
-            return
-        record = await self._wait_finished(replay)
-        if record is None:
-            yield _gone(replay.interaction_id)
-        else:
-            yield b"".join(synthesize(record)[replay.after :])
+        """The stream's frames; it always ends with a terminal event, an `error` one if Redis is lost
+        (the client resumes from its last event id once Redis is back)."""
+        try:
+            if replay.mode == "follow":
+                async for chunk in self._follow(replay):
+                    yield chunk
+                return
+            record = await self._wait_finished(replay)
+            if record is None:
+                yield _gone(replay.interaction_id)
+            else:
+                yield b"".join(synthesize(record)[replay.after :])
+        except outage.UNAVAILABLE:
+            yield unavailable_frame()
 
     async def _follow(self, replay: Replay) -> AsyncIterator[bytes]:
         key = keys.events(replay.tenant, replay.interaction_id)
@@ -132,6 +137,10 @@ class EventLog:
             if status in st.FINISHED:
                 return await self.repository.get(replay.tenant, replay.interaction_id)
             await asyncio.sleep(_POLL_SECONDS)
+
+
+def unavailable_frame() -> bytes:
+    return sse.frame(ErrorEvent(error=ErrorInfo(code="unavailable", message=outage.MESSAGE)))
 
 
 def _gone(interaction_id: str) -> bytes:

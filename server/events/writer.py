@@ -15,9 +15,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from redis.exceptions import RedisError
-
 from ..settings import RunnerSettings
+from ..store.outage import UNAVAILABLE, Outage
 from ..store.repository import Repository, RunBatch
 
 log = logging.getLogger(__name__)
@@ -44,8 +43,9 @@ class LogEntry:
 
 
 class LogWriter:
-    def __init__(self, repository: Repository, settings: RunnerSettings) -> None:
+    def __init__(self, repository: Repository, settings: RunnerSettings, outage: Outage) -> None:
         self.repository = repository
+        self.outage = outage
         self.interval = settings.flush_interval_ms / 1000
         self.heartbeat = settings.heartbeat_seconds
         self.early_frames = settings.flush_early_events
@@ -109,10 +109,12 @@ class LogWriter:
             for start in range(0, len(batch), _RUNS_PER_CALL):
                 try:
                     await self._flush(batch[start : start + _RUNS_PER_CALL])
+                    self.outage.answered()
                 except asyncio.CancelledError:
                     raise
-                except RedisError as exc:
-                    log.warning("event log flush failed (%s); retrying on the next tick", exc)
+                except UNAVAILABLE as exc:
+                    # what was not written stays pending, for the next tick or the settle
+                    self.outage.failed("event log", exc)
                 except Exception:
                     log.exception("event log flush failed; retrying on the next tick")
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from ..events.sse import frame
 from ..events.writer import LogWriter
@@ -32,6 +31,7 @@ from ..protocol.interaction import (
 from ..protocol.steps import Step
 from ..settings import Settings
 from ..store import keys
+from ..store.outage import UNAVAILABLE, Outage
 from ..store.records import Output, Record, StoredConfig
 from ..store.repository import ChainTooDeep, NewRecord, NotFound, Repository, now_ms
 from ..upstream.base import Backend, UpstreamRequest
@@ -89,14 +89,16 @@ class InteractionService:
         router: Router,
         registry: RunRegistry,
         enqueue: Enqueue,
+        outage: Outage,
     ) -> None:
         self.settings = settings
+        self.outage = outage
         self.repository = repository
         self.blocking_redis = blocking_redis
         self.router = router
         self.registry = registry
         self.enqueue = enqueue
-        self.writer = LogWriter(repository, settings.runner)
+        self.writer = LogWriter(repository, settings.runner, outage)
         self.histories = Histories()
         self.runner = Runner(repository, self.writer, settings.upstream_retry, self.histories)
         self.stateless_runner = Runner(None, None, settings.upstream_retry, None)
@@ -464,7 +466,12 @@ class InteractionService:
         more time, a lost job is queued again, a lost background run is re-run while it has attempts left,
         a cancel nobody settled is settled, and the rest fail."""
         handled = 0
-        for member in await self.repository.due_runs():
+        due = await self.repository.due_runs()
+        self.outage.answered()
+        if self.outage.recent(self.settings.runner.lease_seconds):
+            # no lease could be renewed while Redis was away: live runs get a lease period to renew theirs
+            return 0
+        for member in due:
             tenant, interaction_id = keys.split_member(member)
             run = await self.repository.run_state(tenant, interaction_id)
             handled += 1
@@ -502,8 +509,8 @@ class InteractionService:
                 await self.reap_once()
             except asyncio.CancelledError:
                 raise
-            except RedisError as exc:
-                log.warning("reaper: Redis unavailable (%s)", exc)
+            except UNAVAILABLE as exc:
+                self.outage.failed("reaper", exc)
             except Exception:
                 log.exception("reaper pass failed")
             await asyncio.sleep(self.settings.runner.reaper_interval_seconds)

@@ -8,13 +8,19 @@ from collections.abc import Callable, Mapping
 
 from redis.asyncio import Redis
 
+from ..store.outage import UNAVAILABLE, Outage
+
 log = logging.getLogger(__name__)
+
+#: how long a silent subscription waits before it pings Redis (a dead connection shows up then)
+_IDLE_SECONDS = 5.0
 
 
 async def listen(
     redis: Redis,
     handlers: Mapping[str, Callable[[str], object]],
     ready: asyncio.Event,
+    outage: Outage,
     on_subscribed: Callable[[], object] | None = None,
 ) -> None:
     """Follow the channels for ever, reconnecting; each message goes to its channel's handler.
@@ -23,16 +29,26 @@ async def listen(
         try:
             async with redis.pubsub(ignore_subscribe_messages=True) as pubsub:
                 await pubsub.subscribe(*handlers)
+                outage.answered()
                 if on_subscribed is not None:
                     on_subscribed()
                 ready.set()
-                async for message in pubsub.listen():
+                while True:
+                    # an explicit timeout: the client's own (every command's bound) would end a quiet wait
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_IDLE_SECONDS)
+                    if message is None:
+                        await pubsub.ping()
+                        continue
                     channel, data = message.get("channel"), message.get("data")
                     if isinstance(channel, bytes) and isinstance(data, bytes):
                         handlers[channel.decode()](data.decode())
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except UNAVAILABLE as exc:
             ready.clear()
-            log.warning("lost the broadcast channels (%s); reconnecting", exc)
+            outage.failed("broadcast channels", exc)
+            await asyncio.sleep(0.5)
+        except Exception:
+            ready.clear()
+            log.exception("broadcast listener failed; subscribing again")
             await asyncio.sleep(0.5)

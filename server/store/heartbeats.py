@@ -23,12 +23,11 @@ async def beat(redis: Redis, queue_name: str, name: str, interval: float) -> Non
     """Say `name` consumes the queue now, and drop the workers that stopped saying so."""
     now = time.time()
     key = keys.workers(queue_name)
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(key, {name: now})
-        pipe.zremrangebyscore(key, "-inf", now - MISSED_BEATS * interval)
-        # the set outlives its last worker only briefly
-        pipe.expire(key, max(60, int(MISSED_BEATS * interval * 10)))
-        await pipe.execute()
+    # three plain commands every few seconds, each bounded like every command (a pipeline is not)
+    await redis.zadd(key, {name: now})
+    await redis.zremrangebyscore(key, "-inf", now - MISSED_BEATS * interval)
+    # the set outlives its last worker only briefly
+    await redis.expire(key, max(60, int(MISSED_BEATS * interval * 10)))
 
 
 async def leave(redis: Redis, queue_name: str, name: str) -> None:

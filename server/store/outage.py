@@ -1,0 +1,46 @@
+"""Redis outages, said once: the first failure of an outage is a warning, the recovery another, and the
+failures in between (every loop of every component retries several times a second) are quiet.
+
+One tracker per process, shared by its background loops (event-log writer, reaper, broadcast listener,
+worker poll loop and heartbeat). It also tells the reaper when Redis came back: leases could not be renewed
+during the outage, so a run whose lease ran out meanwhile may be alive and must get time to renew it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = logging.getLogger(__name__)
+
+#: what clients are told while Redis is away (a 503, or an `error` event that ends a stream)
+MESSAGE = "The interaction store (Redis) is unavailable; retry shortly"
+
+#: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage)
+UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
+
+
+class Outage:
+    def __init__(self) -> None:
+        #: monotonic time the current outage began, or None while Redis answers
+        self.since: float | None = None
+        #: monotonic time Redis last came back (0: no outage yet)
+        self.recovered_at = 0.0
+
+    def failed(self, where: str, exc: BaseException) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+            log.warning("Redis unavailable (%s: %s); retrying quietly until it is back", where, exc)
+
+    def answered(self) -> None:
+        if self.since is not None:
+            log.warning("Redis is back after %.1f s", time.monotonic() - self.since)
+            self.since = None
+            self.recovered_at = time.monotonic()
+
+    def recent(self, within: float) -> bool:
+        """Redis is down now, or came back less than `within` seconds ago."""
+        return self.since is not None or time.monotonic() - self.recovered_at < within
