@@ -1301,7 +1301,10 @@ def test_parallel_calls_answered_out_of_order_stay_paired(
         }
 
 
-@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+STAND_IN_TEXT = "No result was provided for this call."
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_call_left_unanswered_gets_a_stand_in_result(
     backend: str, ai: genai.Client, upstreams: Upstreams
 ) -> None:
@@ -1311,6 +1314,15 @@ def test_a_call_left_unanswered_gets_a_stand_in_result(
     first = ai.interactions.create(model=MODEL[backend], input="Weather?", tools=[WEATHER_TOOL])
     call = step_of(first, "function_call")
     ai.interactions.create(model=MODEL[backend], previous_interaction_id=first.id, input="Never mind.")
+    if backend == "gemini":
+        assert fake.requests[1].json()["contents"][-1] == {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "get_weather", "response": {"error": STAND_IN_TEXT}}},
+                {"text": "Never mind."},
+            ],
+        }
+        return
     messages = fake.requests[1].json()["messages"]
     if backend == "openai":
         assert messages[2]["role"] == "tool" and messages[2]["tool_call_id"] == call.id
@@ -1321,6 +1333,42 @@ def test_a_call_left_unanswered_gets_a_stand_in_result(
         assert last["content"][0]["type"] == "tool_result" and last["content"][0]["tool_use_id"] == call.id
         assert last["content"][0]["is_error"] is True
         assert last["content"][1] == {"type": "text", "text": "Never mind."}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parallel_calls_answered_in_part_get_a_stand_in_for_the_rest(
+    backend: str, ai: genai.Client, upstreams: Upstreams
+) -> None:
+    """Two calls, one result: the upstream still gets one result per call (issue 10, item 9)."""
+    fake = upstreams[backend]
+    fake.add(parallel_calls_script(backend), text_script(backend, "Rainy in London."))
+    first = ai.interactions.create(model=MODEL[backend], input="Paris and London?", tools=[WEATHER_TOOL])
+    paris, london = [s for s in first.steps if s.type == "function_call"]
+    second = ai.interactions.create(
+        model=MODEL[backend],
+        previous_interaction_id=first.id,
+        input=[{"type": "function_result", "call_id": london.id, "result": "rainy"}],
+        tools=[WEATHER_TOOL],
+    )
+    assert second.status == "completed" and second.output_text == "Rainy in London."
+    body = fake.requests[1].json()
+    if backend == "gemini":
+        assert body["contents"][-1] == {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "get_weather", "response": {"error": STAND_IN_TEXT}}},
+                {"functionResponse": {"name": "get_weather", "response": {"result": "rainy"}}},
+            ],
+        }
+    elif backend == "openai":
+        tools = [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+        assert tools == [(london.id, "rainy"), (paris.id, STAND_IN_TEXT)]
+    else:
+        results = body["messages"][-1]["content"]
+        assert [(b["tool_use_id"], b["content"], b.get("is_error")) for b in results] == [
+            (london.id, "rainy", None),
+            (paris.id, STAND_IN_TEXT, True),
+        ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -40,9 +40,9 @@ from .base import Finished, UpstreamError, UpstreamEvent, UpstreamRequest, Usage
 from .emit import (
     NO_RESULT,
     THINKING_BUDGETS,
+    OpenCalls,
     StepSequencer,
     json_output,
-    missing_results,
     result_text,
     to_json,
     tool_choice,
@@ -125,16 +125,15 @@ class _Messages:
 def build_messages(history: list[Step], backend: str = KIND) -> list[dict[str, Any]]:
     out = _Messages()
     calls = native.CallIndex(history)
-    open_calls: list[str] = []
+    open_calls = OpenCalls()
 
-    def answer_missing() -> None:
-        for call_id in missing_results(open_calls):
-            block = {"type": "tool_result", "tool_use_id": native.safe_call_id(call_id), "content": NO_RESULT}
+    def answer_missing(before: Step | None) -> None:
+        for call in open_calls.unanswered_before(before):
+            block = {"type": "tool_result", "tool_use_id": native.safe_call_id(call.id), "content": NO_RESULT}
             out.add("user", {**block, "is_error": True})
 
     for step in history:
-        if not isinstance(step, FunctionCallStep | FunctionResultStep):
-            answer_missing()
+        answer_missing(step)
         if isinstance(step, UserInputStep):
             for item in step.content if isinstance(step.content, list) else []:
                 block = content_block(item)
@@ -155,10 +154,9 @@ def build_messages(history: list[Step], backend: str = KIND) -> list[dict[str, A
         elif isinstance(step, FunctionCallStep):
             block = {"type": "tool_use", "id": native.safe_call_id(step.id), "name": step.name}
             out.add("assistant", {**block, "input": step.arguments})
-            open_calls.append(step.id)
+            open_calls.called(step)
         elif isinstance(step, FunctionResultStep):
-            if step.call_id in open_calls:
-                open_calls.remove(step.call_id)
+            if open_calls.answered(step):
                 block = {"type": "tool_result", "tool_use_id": native.safe_call_id(step.call_id)}
                 block["content"] = result_text(step.result)
                 if step.is_error:
@@ -167,7 +165,7 @@ def build_messages(history: list[Step], backend: str = KIND) -> list[dict[str, A
             else:
                 text = f"Result of function {calls.name_of(step)}: {result_text(step.result)}"
                 out.add("user", {"type": "text", "text": text})
-    answer_missing()
+    answer_missing(None)
     return out.items
 
 

@@ -24,7 +24,7 @@ from ..protocol.content import (
 )
 from ..protocol.deltas import ArgumentsDelta, Delta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from ..protocol.interaction import InteractionConfig
-from ..protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
+from ..protocol.steps import FunctionCallStep, FunctionResultStep, ModelOutputStep, Step, ThoughtStep
 from ..protocol.tools import Tool
 from .base import StepDelta, StepEnded, StepStarted, UpstreamEvent
 
@@ -196,12 +196,45 @@ def data_url(mime_type: str | None, data: str) -> str:
     return f"data:{mime_type or 'application/octet-stream'};base64,{data}"
 
 
-def missing_results(open_calls: list[str]) -> list[str]:
-    """Calls left without a result: providers reject a tool call that is not answered before the next turn,
-    so each gets a stand-in result (see `NO_RESULT`)."""
-    missing = list(open_calls)
-    open_calls.clear()
-    return missing
-
-
 NO_RESULT = "No result was provided for this call."
+
+
+class OpenCalls:
+    """The function calls of a history still waiting for a result, as a request builder walks it.
+
+    Providers reject a call that is not answered before the model's next turn (Gemini: a turn of N calls
+    followed by fewer than N responses), yet a client may answer only some parallel calls, or reply with
+    text instead. A batch of calls ends at a step that is neither a call nor a result, at a call that comes
+    after results (the model's next turn), and at the end of the history; the builder then gives each call
+    left open a stand-in result (`NO_RESULT`), in the provider's own form.
+    """
+
+    __slots__ = ("_open", "_results_seen")
+
+    def __init__(self) -> None:
+        self._open: list[FunctionCallStep] = []
+        self._results_seen = False
+
+    def unanswered_before(self, step: Step | None) -> list[FunctionCallStep]:
+        """The calls to answer with a stand-in right before `step` (None: the end of the history)."""
+        if isinstance(step, FunctionResultStep):
+            return []
+        if isinstance(step, FunctionCallStep) and not self._results_seen:
+            return []  # another call of the same turn
+        missing = self._open
+        self._open = []
+        self._results_seen = False
+        return missing
+
+    def called(self, step: FunctionCallStep) -> None:
+        self._open.append(step)
+
+    def answered(self, result: FunctionResultStep) -> bool:
+        """Take `result`; False when no open call has its id (its call is not in the history, or was
+        already answered), for the builder to pass it on some other way."""
+        self._results_seen = True
+        for index, call in enumerate(self._open):
+            if call.id == result.call_id:
+                del self._open[index]
+                return True
+        return False

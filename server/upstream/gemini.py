@@ -54,9 +54,12 @@ from .base import (
     UsageReported,
 )
 from .emit import (
+    NO_RESULT,
     THINKING_BUDGETS,
+    OpenCalls,
     StepSequencer,
     json_output,
+    result_text,
     to_json,
     tool_choice,
     unsupported_tool,
@@ -139,21 +142,40 @@ class _Contents:
         self.pending_signatures = []
 
 
+class _Responses:
+    """Function results as Gemini takes them: it pairs responses with the calls of the model turn right
+    before by position, so that turn gets exactly one response per call, in the calls' order."""
+
+    def __init__(self, history: list[Step]) -> None:
+        self.calls = native.CallIndex(history)
+        self.open = OpenCalls()
+        self.results: list[FunctionResultStep] = []
+        # results with no open call: Gemini refuses a response without its call, the model reads text
+        self.strays: list[FunctionResultStep] = []
+
+    def take(self, result: FunctionResultStep) -> None:
+        (self.results if self.open.answered(result) else self.strays).append(result)
+
+    def flush(self, out: _Contents, before: Step | None) -> None:
+        """Before `before` (None: the end), with a stand-in for each call its turn left unanswered."""
+        self.results.extend(_stand_in(call) for call in self.open.unanswered_before(before))
+        if isinstance(before, FunctionResultStep):
+            return
+        for result in self.calls.sort_results(self.results):
+            response = {"name": self.calls.name_of(result), "response": _response(result)}
+            out.add("user", {"functionResponse": response})
+        for result in self.strays:
+            text = f"Result of function {self.calls.name_of(result)}: {result_text(result.result)}"
+            out.add("user", {"text": text})
+        self.results.clear()
+        self.strays.clear()
+
+
 def build_contents(history: list[Step], backend: str = KIND) -> list[dict[str, Any]]:
     out = _Contents()
-    calls = native.CallIndex(history)
-    results: list[FunctionResultStep] = []
-
-    def flush_results() -> None:
-        for result in calls.sort_results(results):
-            out.add(
-                "user", {"functionResponse": {"name": calls.name_of(result), "response": _response(result)}}
-            )
-        results.clear()
-
+    responses = _Responses(history)
     for step in history:
-        if not isinstance(step, FunctionResultStep):
-            flush_results()
+        responses.flush(out, step)
         if isinstance(step, UserInputStep):
             for item in step.content if isinstance(step.content, list) else []:
                 part = content_part(item)
@@ -165,23 +187,13 @@ def build_contents(history: list[Step], backend: str = KIND) -> list[dict[str, A
                 if part is not None:
                     out.add("model", part)
         elif isinstance(step, ThoughtStep):
-            signature = native.native_for(step.signature, backend)
-            if not isinstance(signature, str):
-                continue  # no signature, or another backend's: Gemini gets nothing from it
-            summary = text_of(step.summary or step.content)
-            if summary:
-                out.add(
-                    "model",
-                    {"text": summary, "thought": True, "thoughtSignature": signature},
-                    takes_signature=False,
-                )
-            else:
-                out.pending_signatures.append(signature)
+            _add_thought(out, step, backend)
         elif isinstance(step, FunctionCallStep):
             # ids are ours (Gemini sends none); Gemini pairs responses with calls by name and order
             out.add("model", {"functionCall": {"name": step.name, "args": step.arguments}})
+            responses.open.called(step)
         elif isinstance(step, FunctionResultStep):
-            results.append(step)
+            responses.take(step)
         elif isinstance(step, CodeExecutionCallStep):
             code = {
                 "language": str(step.arguments.get("language") or "python").upper(),
@@ -189,24 +201,34 @@ def build_contents(history: list[Step], backend: str = KIND) -> list[dict[str, A
             }
             out.add("model", _signed({"executableCode": code}, step.signature, backend))
         elif isinstance(step, CodeExecutionResultStep):
-            outcome = "OUTCOME_FAILED" if step.is_error else "OUTCOME_OK"
-            output = (
-                step.result
-                if isinstance(step.result, str)
-                else text_of(step.result)
-                if isinstance(step.result, list)
-                else ""
-            )
-            out.add(
-                "model",
-                _signed(
-                    {"codeExecutionResult": {"outcome": outcome, "output": output}}, step.signature, backend
-                ),
-            )
+            out.add("model", _signed(_code_result(step), step.signature, backend))
         # other built-in tool steps and unknown steps carry nothing Gemini can take back
-    flush_results()
+    responses.flush(out, None)
     out.flush_signatures()
     return out.turns
+
+
+def _add_thought(out: _Contents, step: ThoughtStep, backend: str) -> None:
+    signature = native.native_for(step.signature, backend)
+    if not isinstance(signature, str):
+        return  # no signature, or another backend's: Gemini gets nothing from it
+    summary = text_of(step.summary or step.content)
+    if summary:
+        part = {"text": summary, "thought": True, "thoughtSignature": signature}
+        out.add("model", part, takes_signature=False)
+    else:
+        out.pending_signatures.append(signature)
+
+
+def _code_result(step: CodeExecutionResultStep) -> dict[str, Any]:
+    outcome = "OUTCOME_FAILED" if step.is_error else "OUTCOME_OK"
+    result = step.result
+    output = result if isinstance(result, str) else text_of(result) if isinstance(result, list) else ""
+    return {"codeExecutionResult": {"outcome": outcome, "output": output}}
+
+
+def _stand_in(call: FunctionCallStep) -> FunctionResultStep:
+    return FunctionResultStep(call_id=call.id, name=call.name, result=NO_RESULT, is_error=True)
 
 
 def _signed(part: dict[str, Any], signature: str | None, backend: str) -> dict[str, Any]:

@@ -29,10 +29,10 @@ from . import native
 from .base import Finished, UpstreamError, UpstreamEvent, UpstreamRequest, UsageReported
 from .emit import (
     NO_RESULT,
+    OpenCalls,
     StepSequencer,
     data_url,
     json_output,
-    missing_results,
     result_text,
     to_json,
     tool_choice,
@@ -124,11 +124,10 @@ def build_messages(history: list[Step], system: str | None = None) -> list[dict[
     if system:
         out.items.append({"role": "system", "content": system})
     calls = native.CallIndex(history)
-    open_calls: list[str] = []
+    open_calls = OpenCalls()
     for step in history:
-        if not isinstance(step, FunctionCallStep | FunctionResultStep):
-            for call_id in missing_results(open_calls):
-                out.tool(call_id, NO_RESULT)
+        for missing in open_calls.unanswered_before(step):
+            out.tool(missing.id, NO_RESULT)
         if isinstance(step, UserInputStep):
             contents = step.content if isinstance(step.content, list) else []
             parts = [p for p in (content_part(c) for c in contents) if p is not None]
@@ -146,18 +145,17 @@ def build_messages(history: list[Step], system: str | None = None) -> list[dict[
                 "function": {"name": step.name, "arguments": to_json(step.arguments)},
             }
             out.assistant().setdefault("tool_calls", []).append(call)
-            open_calls.append(step.id)
+            open_calls.called(step)
         elif isinstance(step, FunctionResultStep):
-            if step.call_id in open_calls:
-                open_calls.remove(step.call_id)
+            if open_calls.answered(step):
                 out.tool(step.call_id, result_text(step.result))
             else:
                 # a result whose call is not in the history: still worth telling the model, as text
                 text = f"Result of function {calls.name_of(step)}: {result_text(step.result)}"
                 out.user([{"type": "text", "text": text}])
         # thoughts (no replayable reasoning in chat completions), built-in tool and unknown steps: skipped
-    for call_id in missing_results(open_calls):
-        out.tool(call_id, NO_RESULT)
+    for missing in open_calls.unanswered_before(None):
+        out.tool(missing.id, NO_RESULT)
     return out.finish()
 
 

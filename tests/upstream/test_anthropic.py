@@ -137,6 +137,30 @@ def test_replay_keeps_only_anthropic_thinking_and_pairs_tool_ids() -> None:
     assert "thinking" in body  # the tool turn starts with a thinking block: thinking can stay on
 
 
+def test_call_answered_in_part_before_the_next_turn() -> None:
+    """One of two parallel calls answered, then the model calls again: the open one is answered first."""
+    history: list[Step] = [
+        user("q"),
+        FunctionCallStep(id="c1", name="f"),
+        FunctionCallStep(id="c2", name="f"),
+        FunctionResultStep(call_id="c1", result="one"),
+        FunctionCallStep(id="c3", name="f"),
+        FunctionResultStep(call_id="c3", result="three"),
+    ]
+    messages = build_body(request(history))["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    stand_in = {
+        "type": "tool_result",
+        "tool_use_id": "c2",
+        "content": "No result was provided for this call.",
+    }
+    assert messages[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+        {**stand_in, "is_error": True},
+    ]
+    assert messages[4]["content"] == [{"type": "tool_result", "tool_use_id": "c3", "content": "three"}]
+
+
 def test_gemini_call_replayed_to_anthropic() -> None:
     """A chain hop: Gemini's call (its id is ours) continues on Anthropic; Gemini's signature stays behind."""
     decoder = GeminiDecoder()

@@ -179,6 +179,50 @@ def test_contents_media_merge_and_function_round_trip() -> None:
     ]
 
 
+def call_part(call_id: str) -> dict[str, Any]:
+    return {"functionCall": {"name": "weather", "args": {"city": call_id}}}
+
+
+def response_part(value: Any) -> dict[str, Any]:
+    return {"functionResponse": {"name": "weather", "response": value}}
+
+
+STAND_IN = response_part({"error": "No result was provided for this call."})
+
+
+def test_calls_left_unanswered_get_a_stand_in_response() -> None:
+    """Gemini refuses a turn of N calls followed by fewer responses: each call gets one, in order."""
+    paris, london, rome = (FunctionCallStep(id=c, name="weather", arguments={"city": c}) for c in "PLR")
+    history: list[Step] = [
+        user("weather?"),
+        paris,
+        london,
+        FunctionResultStep(call_id="L", result="rain"),  # only the second call answered
+        rome,  # the model's next turn
+        FunctionResultStep(call_id="R", result="sun"),
+        paris,  # the same call made again and never answered: the client wrote instead
+        user("never mind"),
+        london,  # still open at the end
+    ]
+    assert build_body(request(history))["contents"][1:] == [
+        {"role": "model", "parts": [call_part("P"), call_part("L")]},
+        {"role": "user", "parts": [STAND_IN, response_part({"result": "rain"})]},
+        {"role": "model", "parts": [call_part("R")]},
+        {"role": "user", "parts": [response_part({"result": "sun"})]},
+        {"role": "model", "parts": [call_part("P")]},
+        {"role": "user", "parts": [STAND_IN, {"text": "never mind"}]},
+        {"role": "model", "parts": [call_part("L")]},
+        {"role": "user", "parts": [STAND_IN]},
+    ]
+
+
+def test_result_without_its_call_is_text() -> None:
+    history: list[Step] = [user("q"), FunctionResultStep(call_id="gone", name="weather", result="late")]
+    assert build_body(request(history))["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}, {"text": "Result of function weather: late"}]}
+    ]
+
+
 def test_thought_with_summary_is_replayed_as_thought_part() -> None:
     history: list[Step] = [
         user("q"),

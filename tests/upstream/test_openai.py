@@ -144,6 +144,28 @@ def test_unanswered_call_and_orphan_result() -> None:
     assert messages[3]["content"] == "never mind\nResult of function g: late"
 
 
+def test_call_answered_in_part_before_the_next_turn() -> None:
+    """One of two parallel calls answered, then the model calls again: the open one is answered first."""
+    history: list[Step] = [
+        user("q"),
+        FunctionCallStep(id="c1", name="f"),
+        FunctionCallStep(id="c2", name="f"),
+        FunctionResultStep(call_id="c1", result="one"),
+        FunctionCallStep(id="c3", name="f"),
+        FunctionResultStep(call_id="c3", result="three"),
+    ]
+    messages = build_body(request(history))["messages"]
+    assert [(m["role"], m.get("tool_call_id")) for m in messages] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", "c1"),
+        ("tool", "c2"),
+        ("assistant", None),
+        ("tool", "c3"),
+    ]
+    assert messages[3]["content"] == "No result was provided for this call."
+
+
 def test_openai_itself_gets_max_completion_tokens() -> None:
     body = build_body(
         request([user("x")], generation_config={"max_output_tokens": 9, "top_k": 3}),
