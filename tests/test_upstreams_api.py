@@ -939,6 +939,15 @@ def test_fractional_retry_after_is_rounded_up(ai: genai.Client, upstreams: Upstr
     assert caught.value.response.headers["retry-after"] == "4"
 
 
+def test_retry_after_relayed_by_litellm_reaches_the_client(ai: genai.Client, upstreams: Upstreams) -> None:
+    """An OpenAI-compatible LiteLLM proxy says the provider's wait only as `llm_provider-retry-after`."""
+    headers = {"llm_provider-retry-after": "17"}
+    upstreams.openai.add(oa.openai_error(429, "Rate limit reached", "rate_limit_error", headers))
+    with pytest.raises(RateLimitError) as caught:
+        ai.interactions.create(model=MODEL["openai"], input="hi")
+    assert caught.value.response.headers["retry-after"] == "17"
+
+
 UPSTREAM_400 = {
     "gemini": (
         gm.gemini_error(400, "Request contains an invalid argument.", "INVALID_ARGUMENT"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import math
 import os
 import time
 from collections.abc import AsyncGenerator
@@ -136,20 +137,46 @@ def error_message(raw: bytes, fallback: str = "") -> str:
     return raw.decode("utf-8", "replace")[:500] or fallback
 
 
+# Proxies in front of a provider pass its wait on under other names: LiteLLM forwards every provider
+# header with this prefix (`llm_provider-retry-after`), beside whatever it sets itself. The
+# `x-ratelimit-reset-*` family is not read: OpenAI's says when a limit is fully replenished (a duration such
+# as "6m0s"), not when one more request may go, and other services send epoch times under the same names.
+_PROXY_PREFIXES = ("", "llm_provider-")
+
+
 def retry_after(headers: httpx.Headers, raw: bytes = b"") -> float | None:
-    """Seconds to wait, from `retry-after-ms`, `Retry-After` (seconds or HTTP date) or Google's RetryInfo."""
-    value = headers.get("retry-after-ms")
-    if value:
-        with contextlib.suppress(ValueError):
-            return max(float(value) / 1000.0, 0.0)
-    value = headers.get("retry-after")
-    if value:
-        with contextlib.suppress(ValueError):
-            return max(float(value), 0.0)
-        with contextlib.suppress(TypeError, ValueError, IndexError):
-            when = email.utils.parsedate_to_datetime(value)
-            return max(when.timestamp() - time.time(), 0.0)
+    """Seconds to wait, from `retry-after-ms` (OpenAI's, as the Stainless SDKs read it), `Retry-After`
+    (seconds or an HTTP date), either as relayed by a proxy, or else Google's RetryInfo in the body."""
+    for prefix in _PROXY_PREFIXES:
+        milliseconds = _number(headers.get(prefix + "retry-after-ms"))
+        if milliseconds is not None:
+            return milliseconds / 1000.0
+        seconds = _seconds_or_date(headers.get(prefix + "retry-after"))
+        if seconds is not None:
+            return seconds
     return _google_retry_delay(raw)
+
+
+def _number(value: str | None) -> float | None:
+    """A non-negative finite number (a negative one is "now"); None for anything else."""
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return max(number, 0.0) if math.isfinite(number) else None
+
+
+def _seconds_or_date(value: str | None) -> float | None:
+    seconds = _number(value)
+    if seconds is not None or not value:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
 
 
 def _google_retry_delay(raw: bytes) -> float | None:

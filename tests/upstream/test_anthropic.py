@@ -326,6 +326,18 @@ async def test_529_before_stream_and_error_event_after_200(fake: FakeServer) -> 
         await backend.aclose()
 
 
+async def test_429_through_litellm_keeps_the_providers_retry_after(fake: FakeServer) -> None:
+    """A LiteLLM proxy in front of Anthropic: the wait in milliseconds, under its `llm_provider-` prefix."""
+    fake.add(anthropic_error(429, "rate_limit_error", "Slow down", {"llm_provider-retry-after-ms": "2500"}))
+    backend = backend_for(fake)
+    try:
+        with pytest.raises(UpstreamError) as caught:
+            await drain(backend.stream(request([user("x")])))
+    finally:
+        await backend.aclose()
+    assert (caught.value.status, caught.value.retry_after) == (429, 2.5)
+
+
 async def test_cancel_closes_the_connection(fake: FakeServer) -> None:
     fake.add(anthropic_text_script(" ".join(f"w{i}" for i in range(40)), chunk_delay=0.1))
     backend = backend_for(fake)

@@ -412,6 +412,17 @@ async def test_429_with_retry_after(fake: FakeServer) -> None:
     assert error.backend == "gemini" and error.retryable
 
 
+async def test_429_through_a_proxy_keeps_the_providers_retry_after(fake: FakeServer) -> None:
+    fake.add(gemini_error(429, "Resource exhausted", "RESOURCE_EXHAUSTED", {"llm_provider-retry-after": "9"}))
+    backend = backend_for(fake)
+    try:
+        with pytest.raises(UpstreamError) as caught:
+            await drain(backend.stream(request([user("hi")])))
+    finally:
+        await backend.aclose()
+    assert caught.value.retry_after == 9.0
+
+
 async def test_429_retry_info_in_body(fake: FakeServer) -> None:
     body = {
         "error": {

@@ -338,6 +338,19 @@ async def test_429_with_retry_after_ms(fake: FakeServer) -> None:
     assert caught.value.message == "Rate limit reached"
 
 
+async def test_429_through_litellm_keeps_the_providers_retry_after(fake: FakeServer) -> None:
+    """LiteLLM's proxy passes the provider's headers on as `llm_provider-*`."""
+    headers = {"llm_provider-retry-after": "12", "llm_provider-x-ratelimit-remaining-requests": "0"}
+    fake.add(openai_error(429, "Rate limit reached", "rate_limit_error", headers))
+    backend = backend_for(fake)
+    try:
+        with pytest.raises(UpstreamError) as caught:
+            await drain(backend.stream(request([user("x")])))
+    finally:
+        await backend.aclose()
+    assert (caught.value.status, caught.value.retry_after) == (429, 12.0)
+
+
 async def test_500_plain_text_and_midstream_error(fake: FakeServer) -> None:
     fake.add(
         openai_error(500, "upstream exploded", "server_error"), openai_midstream_error_script("overloaded")
