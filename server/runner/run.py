@@ -39,6 +39,7 @@ from ..upstream.base import (
     UpstreamError,
     UpstreamEvent,
     UpstreamRequest,
+    backoff_delay,
 )
 from . import handle as reasons
 from . import render
@@ -203,8 +204,8 @@ class Runner:
                 if exc.retry_after is not None:
                     delay = min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
                 else:
-                    backoff = self.retry.backoff_initial_seconds * 2 ** (attempt - 1)
-                    delay = min(backoff, self.retry.backoff_max_seconds)
+                    retry = self.retry
+                    delay = backoff_delay(attempt, retry.backoff_initial_seconds, retry.backoff_max_seconds)
                 await asyncio.sleep(delay)
 
     async def _release(self, state: _State) -> list[tuple[int, bytes]]:

@@ -7,6 +7,7 @@ them and sends them to the event log; a backend never touches Redis or the clien
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
@@ -114,3 +115,16 @@ class Backend(Protocol):
 def json_object(value: Any) -> dict[str, Any]:
     """A function call's arguments as an object, whatever the upstream sent."""
     return value if isinstance(value, dict) else {"value": value}
+
+
+_jitter = random.Random()
+
+
+def backoff_delay(attempt: int, initial: float, cap: float, rng: random.Random | None = None) -> float:
+    """Seconds to wait before retry number `attempt` (1 for the first) when the upstream named no time.
+
+    Full jitter: uniform between 0 and the capped exponential, so that the runs one 429 or outage failed
+    together spread their retries out instead of hitting the upstream again in lockstep.
+    """
+    exponent = min(max(attempt - 1, 0), 64)  # past the cap anyway; 2.0**1024 would overflow
+    return (rng or _jitter).uniform(0.0, min(cap, initial * 2.0**exponent))
