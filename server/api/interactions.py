@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, delete, get, post, route
+from litestar.enums import HttpMethod
 from litestar.response import Stream
 
 from ..protocol.codec import InvalidArgument, decode_create, json_encoder
@@ -45,11 +46,14 @@ def _json(value: Any) -> Response[bytes]:
 
 
 def _flag(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> bool:
-    raw = request.query_params.get(name)
-    if raw is None and alias:
-        raw = request.query_params.get(alias)
+    # both spellings are read: a bad value is refused even when the other spelling is given and valid
+    values = [_boolean(request.query_params.get(key), key) for key in (name, alias) if key]
+    return next((value for value in values if value is not None), False)
+
+
+def _boolean(raw: str | None, name: str) -> bool | None:
     if raw is None:
-        return False
+        return None
     if raw.lower() in ("true", "1"):
         return True
     if raw.lower() in ("false", "0", ""):
@@ -139,4 +143,14 @@ async def delete_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
     return Response(content=b"{}", status_code=200, media_type="application/json")
 
 
-HANDLERS = [create_interaction, get_interaction, cancel_interaction, delete_interaction]
+_ITEM_ALLOW = ", ".join(sorted({*get_interaction.http_methods, *delete_interaction.http_methods, "OPTIONS"}))
+
+
+@route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def item_options() -> Response[None]:
+    """litestar builds a path's OPTIONS answer when its first handler is registered, so on the item path
+    it would list GET and not DELETE. Registered before them (litestar refuses a second OPTIONS handler)."""
+    return Response(None, status_code=204, headers={"Allow": _ITEM_ALLOW})
+
+
+HANDLERS = [item_options, create_interaction, get_interaction, cancel_interaction, delete_interaction]
