@@ -11,7 +11,14 @@ import msgspec
 
 from ..protocol import deltas as d
 from ..protocol import status as st
-from ..protocol.content import AudioContent, DocumentContent, ImageContent, TextContent, VideoContent
+from ..protocol.content import (
+    AudioContent,
+    Content,
+    DocumentContent,
+    ImageContent,
+    TextContent,
+    VideoContent,
+)
 from ..protocol.events import Event, StepDelta, StepStart, StepStop
 from ..protocol.interaction import ErrorInfo, Usage
 from ..protocol.steps import (
@@ -31,23 +38,41 @@ _MEDIA: dict[type, type] = {
 
 
 class TurnBuilder:
-    __slots__ = ("_args", "_open", "error", "status", "steps", "usage")
+    __slots__ = ("_args", "_item", "_open", "_steps", "_summary", "_text", "error", "status", "usage")
 
     def __init__(self) -> None:
-        self.steps: list[Step] = []
+        self._steps: list[Step] = []
         self.usage: Usage | None = None
         self.status: str | None = None
         self.error: ErrorInfo | None = None
         self._open = False
         self._args: list[str] = []
+        # the fragments of the text item being written (`_item`), of a model_output (`_text`) or of a
+        # thought's summary (`_summary`): joined once, when something reads the steps or the item is done,
+        # since adding each fragment to a str would copy the whole text each time
+        self._item: TextContent | None = None
+        self._text: list[str] | None = None
+        self._summary: list[str] | None = None
+
+    @property
+    def steps(self) -> list[Step]:
+        """The output steps so far, their text complete."""
+        self._join_text()
+        return self._steps
 
     def feed(self, event: up.UpstreamEvent) -> list[Event]:
         if isinstance(event, up.StepDelta):
+            delta = event.delta
             out: list[Event] = []
             if not self._open:
-                out += self._start(_skeleton_for(event.delta))
-            self._apply(event.delta)
-            out.append(StepDelta(index=len(self.steps) - 1, delta=event.delta))
+                out += self._start(_skeleton_for(delta))
+            text = self._text
+            # the common case, one more fragment of the open model_output's text, with no call
+            if text is not None and isinstance(delta, d.TextDelta):
+                text.append(delta.text)
+            else:
+                self._apply(delta)
+            out.append(StepDelta(index=len(self._steps) - 1, delta=delta))
             return out
         if isinstance(event, up.StepStarted):
             return [*self.close_step(), *self._start(event.step)]
@@ -64,44 +89,65 @@ class TurnBuilder:
         """End the open step, if any (also used when a run stops mid-step)."""
         if not self._open:
             return []
+        self._join_text()
         self._open = False
-        step = self.steps[-1]
+        step = self._steps[-1]
         if isinstance(step, FunctionCallStep) and self._args:
             step.arguments = _parse_arguments("".join(self._args))
             self._args = []
-        return [StepStop(index=len(self.steps) - 1)]
+        return [StepStop(index=len(self._steps) - 1)]
 
     def final_status(self) -> str:
         if self.status is not None:
             return self.status
         return (
-            st.REQUIRES_ACTION if any(isinstance(s, FunctionCallStep) for s in self.steps) else st.COMPLETED
+            st.REQUIRES_ACTION if any(isinstance(s, FunctionCallStep) for s in self._steps) else st.COMPLETED
         )
 
     def _start(self, skeleton: Step) -> list[Event]:
-        self.steps.append(
+        self._steps.append(
             msgspec.structs.replace(skeleton) if isinstance(skeleton, msgspec.Struct) else skeleton
         )
         self._open = True
-        return [StepStart(index=len(self.steps) - 1, step=skeleton)]
+        return [StepStart(index=len(self._steps) - 1, step=skeleton)]
+
+    def _join_text(self) -> None:
+        fragments = self._text if self._text is not None else self._summary
+        if self._item is not None and fragments is not None:
+            self._item.text = "".join(fragments)
+        self._item = self._text = self._summary = None
+
+    def _add_summary(self, step: ThoughtStep, content: Content) -> None:
+        if self._summary is not None and isinstance(content, TextContent):
+            self._summary.append(content.text)
+            return
+        self._join_text()
+        summary = step.summary or []
+        step.summary = summary
+        if summary and isinstance(summary[-1], TextContent) and isinstance(content, TextContent):
+            self._item = summary[-1]
+            self._summary = [self._item.text, content.text]
+        else:
+            summary.append(content)
 
     def _apply(self, delta: d.Delta) -> None:
-        step = self.steps[-1]
+        step = self._steps[-1]
+        if isinstance(delta, d.ThoughtSummaryDelta) and isinstance(step, ThoughtStep):
+            self._add_summary(step, delta.content)
+            return
+        # any other delta may read or add content: the text written so far goes in first
+        self._join_text()
         if isinstance(delta, d.TextDelta) and isinstance(step, ModelOutputStep):
             content = step.content
             if content and isinstance(content[-1], TextContent):
-                content[-1].text += delta.text
+                self._item = content[-1]
+                self._text = [self._item.text, delta.text]
             else:
-                step.content = [*content, TextContent(text=delta.text)]
+                self._item = TextContent(text="")
+                self._text = [delta.text]
+                step.content = [*content, self._item]
         elif isinstance(delta, d.ArgumentsDelta):
             self._args.append(delta.arguments)
-        elif isinstance(delta, d.ThoughtSummaryDelta) and isinstance(step, ThoughtStep):
-            summary = step.summary or []
-            if summary and isinstance(summary[-1], TextContent) and isinstance(delta.content, TextContent):
-                summary[-1].text += delta.content.text
-            else:
-                summary.append(delta.content)
-            step.summary = summary
         elif isinstance(delta, d.ThoughtSignatureDelta) and isinstance(step, ThoughtStep):
             step.signature = delta.signature
         elif isinstance(delta, d.TextAnnotationDelta) and isinstance(step, ModelOutputStep):
