@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import redis as sync_redis
 import redis.asyncio as aioredis
 from google import genai
 from google.genai._interactions import BadRequestError, NotFoundError
@@ -174,80 +173,9 @@ def crash(crash_stack: Stack) -> Iterator[Stack]:
         crash_stack.stop_workers()
 
 
-def _running_words(http: httpx.Client, interaction_id: str, at_least: int) -> None:
-    with http.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
-        count = 0
-        for event in events(response):
-            if event["event_type"] == "step.delta":
-                count += 1
-                if count >= at_least:
-                    return
-
-
-def test_a_killed_worker_is_replaced_and_the_run_completes(crash: Stack) -> None:
-    url = crash.servers[0][1]
-    key = new_key()
-    client = sdk(url, key)
-    worker = crash.start_worker()
-    text = " ".join(f"k{i}" for i in range(40))  # 2 s
-    reply = client.interactions.create(model="echo-slow", input=text, background=True)
-    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
-        _running_words(http, reply.id, 5)
-        worker.signal(signal.SIGKILL)
-        worker.wait(5)
-        crash.start_worker()
-        done = until(lambda: _completed(http, reply.id), timeout=20)
-    assert done["steps"][-1]["content"][0]["text"] == text
-
-
-def test_a_run_whose_workers_keep_dying_fails_with_a_clear_error(crash: Stack) -> None:
-    url = crash.servers[0][1]
-    key = new_key()
-    client = sdk(url, key)
-    reply = client.interactions.create(model="echo-slow", input=LONG, background=True)
-    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
-        for attempt in (1, 2):
-            worker = crash.start_worker()
-            until(lambda n=attempt: _attempts(crash, key, reply.id) == n, timeout=20)  # type: ignore[misc]
-            worker.signal(signal.SIGKILL)
-            worker.wait(5)
-        # no attempts left: the reaper (in the web process) fails it, nobody has to run it
-        failed = until(lambda: _status(http, reply.id, "failed"), timeout=20)
-    assert "lost" in failed["errors"][0]["message"]
-    assert failed["errors"][0]["code"] == "worker_lost"
-
-
-def _attempts(stack: Stack, key: str, interaction_id: str) -> int:
-    with sync_redis.Redis.from_url(stack.redis_url) as client:
-        return int(client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "attempts") or 0)
-
-
 def _status(http: httpx.Client, interaction_id: str, status: str) -> dict[str, object] | None:
     got = http.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"}).json()
     return got if got["status"] == status else None
-
-
-def test_sigterm_finishes_short_runs_and_hands_long_ones_back(crash: Stack) -> None:
-    url = crash.servers[0][1]
-    key = new_key()
-    client = sdk(url, key)
-    worker = crash.start_worker()
-    short = client.interactions.create(model="echo-slow", input="s1 s2 s3 s4 s5 s6 s7 s8", background=True)
-    long_text = " ".join(f"l{i}" for i in range(120))  # 6 s: longer than the 3 s grace
-    long = client.interactions.create(model="echo-slow", input=long_text, background=True)
-    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
-        _running_words(http, long.id, 2)
-        worker.signal(signal.SIGTERM)
-        assert worker.wait(15) == 0
-        # the short one finished during the grace period; the long one went back to the queue
-        assert _completed(http, short.id)
-        assert http.get(f"/v1beta/interactions/{long.id}", params={"stream": "false"}).json()["status"] in (
-            "in_progress",
-            "queued",
-        )
-        crash.start_worker()
-        done = until(lambda: _completed(http, long.id), timeout=30)
-    assert done["steps"][-1]["content"][0]["text"] == long_text
 
 
 async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:

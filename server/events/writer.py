@@ -5,6 +5,11 @@ many are waiting) the writer sends what is pending for all runs in one script ca
 their leases; every `heartbeat_seconds` it includes every run, so leases stay fresh and a cancel whose
 signal was lost is noticed even while an upstream is silent. A thousand slow streams thus cost a few
 calls per tick, not a call per token, and no task per run.
+
+A run with a client waiting on its stream (a foreground stream) gets its frames relayed by the writer
+once they are in the log, so a client never sees what the log, and so the record, does not hold. Such a
+run's frames are written at once (group commit: what arrives during one write goes with the next), so the
+relay costs a Redis round trip, not a tick.
 """
 
 from __future__ import annotations
@@ -28,15 +33,33 @@ _RUNS_PER_CALL = 200
 class LogEntry:
     """A run as the writer knows it."""
 
-    __slots__ = ("fence", "inflight", "interaction_id", "on_refused", "pending", "tenant")
+    __slots__ = (
+        "committed",
+        "fence",
+        "inflight",
+        "interaction_id",
+        "listener",
+        "on_refused",
+        "pending",
+        "tenant",
+    )
 
     def __init__(
-        self, tenant: str, interaction_id: str, fence: int, on_refused: Callable[[str], None]
+        self,
+        tenant: str,
+        interaction_id: str,
+        fence: int,
+        on_refused: Callable[[str], None],
+        listener: asyncio.Queue[bytes | None] | None,
     ) -> None:
         self.tenant = tenant
         self.interaction_id = interaction_id
         self.fence = fence
         self.on_refused = on_refused
+        #: the run's client, who gets each frame once it is written
+        self.listener = listener
+        #: the seq of the last frame written
+        self.committed = 0
         self.pending: list[tuple[int, bytes]] = []
         #: the flush that carries this run's last batch, while it is under way
         self.inflight: asyncio.Future[None] | None = None
@@ -56,9 +79,14 @@ class LogWriter:
         self.early = asyncio.Event()
 
     def register(
-        self, tenant: str, interaction_id: str, fence: int, on_refused: Callable[[str], None]
+        self,
+        tenant: str,
+        interaction_id: str,
+        fence: int,
+        on_refused: Callable[[str], None],
+        listener: asyncio.Queue[bytes | None] | None = None,
     ) -> LogEntry:
-        entry = LogEntry(tenant, interaction_id, fence, on_refused)
+        entry = LogEntry(tenant, interaction_id, fence, on_refused, listener)
         self.entries.add(entry)
         return entry
 
@@ -67,7 +95,8 @@ class LogWriter:
         self.dirty.add(entry)
         self.pending_frames += 1
         self.wake.set()
-        if self.pending_frames >= self.early_frames:
+        if entry.listener is not None or self.pending_frames >= self.early_frames:
+            # a client is waiting for it, or the batch is big already: write now
             self.early.set()
 
     async def release(self, entry: LogEntry) -> list[tuple[int, bytes]]:
@@ -136,6 +165,10 @@ class LogWriter:
         finally:
             for (entry, taken), result in zip(batches, results, strict=True):
                 entry.inflight = None
+                if result == "ok" and taken:
+                    entry.committed = taken[-1][0]
+                    if entry.listener is not None:
+                        entry.listener.put_nowait(b"".join(frame for _seq, frame in taken))
                 if result != "ok":
                     # not written: back in front of what came since, for the next flush or the settle
                     entry.pending[:0] = taken

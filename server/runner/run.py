@@ -29,6 +29,7 @@ from ..protocol.events import (
 from ..protocol.interaction import ErrorInfo, Interaction
 from ..protocol.steps import Step
 from ..settings import UpstreamRetrySettings
+from ..store.outage import UNAVAILABLE
 from ..store.records import Output, StoredConfig
 from ..store.repository import NewRecord, Repository
 from ..upstream.base import (
@@ -50,6 +51,9 @@ from .turn import TurnBuilder
 #: what a foreground stream's queue carries: a frame, or None when the run is over
 Listener = asyncio.Queue[bytes | None]
 END: Final = None
+WORKER_STOPPED = (
+    "The worker running this interaction was stopped before it finished; the output made until then is kept"
+)
 #: the longest `Retry-After` a background run waits for before its next attempt
 _MAX_RETRY_AFTER_SECONDS: Final = 60.0
 
@@ -92,7 +96,7 @@ class RunResult(msgspec.Struct, kw_only=True):
 
 
 class _State:
-    __slots__ = ("entry", "framed", "listener", "seq", "writer")
+    __slots__ = ("direct", "entry", "framed", "listener", "seq", "writer")
 
     def __init__(
         self, spec: RunSpec, listener: Listener | None, writer: LogWriter | None, entry: LogEntry | None
@@ -102,6 +106,10 @@ class _State:
         # the log's writer, for a run whose events are logged
         self.writer = writer if spec.logged else None
         self.entry = entry
+        # a logged run's client gets each frame once it is in the log (the writer relays it), so that
+        # what a client saw is what the log, and so any follower, resume or settled record, holds; an
+        # unlogged run's client gets it at once
+        self.direct = listener if entry is None else None
         # a run nobody streams and nothing logs only counts its events
         self.framed = listener is not None or self.writer is not None
 
@@ -114,8 +122,8 @@ class _State:
 
     def emit(self, event: Event) -> None:
         seq, frame = self.number(event)
-        if self.listener is not None:
-            self.listener.put_nowait(frame)
+        if self.direct is not None:
+            self.direct.put_nowait(frame)
         if self.writer is not None and self.entry is not None:
             self.writer.add(self.entry, seq, frame)
 
@@ -144,7 +152,9 @@ class Runner:
             def refused(outcome: str) -> None:
                 handle.stop(reasons.FENCED if outcome == "fenced" else reasons.CANCELLED)
 
-            entry = self.writer.register(spec.tenant, spec.interaction_id, spec.fence, refused)
+            entry = self.writer.register(
+                spec.tenant, spec.interaction_id, spec.fence, refused, listener if spec.logged else None
+            )
         state = _State(spec, listener, self.writer, entry)
         if spec.announce:
             state.emit(InteractionCreated(interaction=self._snapshot(spec, st.IN_PROGRESS)))
@@ -160,12 +170,13 @@ class Runner:
                             state.emit(api_event)
                 status = turn.final_status()
             except asyncio.CancelledError:
-                if handle.reason is None:
+                if handle.reason is None or (handle.reason == reasons.SHUTDOWN and not produced):
                     raise
                 if handle.reason == reasons.FENCED:
                     await self._release(state)
+                    await self._end_from_log(spec, state)
                     return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
-                status = st.CANCELLED
+                status = st.FAILED if handle.reason == reasons.SHUTDOWN else st.CANCELLED
             except UpstreamError as exc:
                 error = exc
                 status = st.FAILED
@@ -176,6 +187,8 @@ class Runner:
         for api_event in turn.close_step():
             state.emit(api_event)
         errors = [ErrorInfo(code=_error_code(error), message=str(error))] if error else None
+        if handle.reason == reasons.SHUTDOWN:
+            errors = [ErrorInfo(code="worker_stopped", message=WORKER_STOPPED)]
         if turn.error is not None:
             errors = [*(errors or []), turn.error]
         output = Output(steps=turn.steps, usage=turn.usage, errors=errors)
@@ -258,16 +271,36 @@ class Runner:
                 expect = status = st.CANCELLED
                 state.seq = start_seq
                 continue
+            await self._end_from_log(spec, state)
             return RunResult(interaction=final, error=error, produced=produced, fenced=True)
         if stored and self.histories is not None and spec.tenant and spec.interaction_id:
             # what the next turn continues from: this one's whole conversation
             history = (*spec.request.history, *output.steps)
             self.histories.put(spec.tenant, spec.interaction_id, history, spec.generation)
         if state.listener is not None:
-            for _seq, frame in terminal:
+            # a logged run's frames not relayed yet went into the log with the settle
+            for _seq, frame in [*pending, *terminal]:
                 state.listener.put_nowait(frame)
             state.listener.put_nowait(END)
         return RunResult(interaction=final, error=error, produced=produced)
+
+    async def _end_from_log(self, spec: RunSpec, state: _State) -> None:
+        """End the stream of a run that lost the interaction (its lease ran out and it was failed, or it
+        was taken over): the client gets the rest of the log, which ends as the record does."""
+        if state.listener is None:
+            return
+        frames: list[bytes] = []
+        if self.repository is not None and spec.tenant and spec.interaction_id and state.entry is not None:
+            with contextlib.suppress(*UNAVAILABLE):
+                frames = await self.repository.log_frames(
+                    spec.tenant, spec.interaction_id, after=state.entry.committed
+                )
+        for frame in frames:
+            state.listener.put_nowait(frame)
+        if not frames or not sse.is_terminal(frames[-1]):
+            info = ErrorInfo(code="run_lost", message="This run lost the interaction to another process")
+            state.listener.put_nowait(sse.frame(ErrorEvent(error=info)))
+        state.listener.put_nowait(END)
 
     async def _store_finished(
         self, spec: RunSpec, state: _State, status: str, output: Output, final: Interaction

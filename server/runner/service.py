@@ -36,8 +36,8 @@ from ..store.records import Output, Record, StoredConfig
 from ..store.repository import ChainTooDeep, NewRecord, NotFound, Repository, now_ms
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
-from . import render
-from .handle import RunHandle
+from . import assemble, render
+from .handle import SHUTDOWN, RunHandle
 from .histories import Histories
 from .history import fill_function_result_names
 from .ids import new_id
@@ -344,12 +344,19 @@ class InteractionService:
     async def settle_without_run(
         self, tenant: str, interaction_id: str, expect: str, status: str, error: ErrorInfo | None
     ) -> bool:
-        """Settle an interaction no live run holds (cancelled while queued, or its runner was lost)."""
+        """Settle an interaction no live run holds (cancelled while queued, or its runner was lost). Its
+        output is what its event log holds: what its clients saw."""
         try:
             record = await self.repository.get(tenant, interaction_id)
         except NotFound:
             return False
-        output = record.output or Output(errors=[error] if error else None)
+        output = record.output
+        if output is None:
+            steps: list[Step] = []
+            usage = None
+            if record.logged:
+                steps, usage = assemble.output_of(await self.repository.log_frames(tenant, interaction_id))
+            output = Output(steps=steps, usage=usage, errors=[error] if error else None)
         final = render.interaction(
             interaction_id=interaction_id,
             status=status,
@@ -422,18 +429,22 @@ class InteractionService:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            # the worker is shutting down: stop the run and give it back to the queue, unless it is
-            # already writing its end (then let it)
+            # the worker is shutting down: stop the run; one that made no output yet goes back to the
+            # queue, one that did settles as failed with its output (a re-run would repeat it), and one
+            # already writing its end is let finish
             if handle.settling:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await asyncio.shield(task)
                 raise
+            settled = False
             if not task.done():
-                handle.reason = None
+                handle.reason = SHUTDOWN
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
+                    settled = True
+            if not settled:
+                await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
             raise
 
     async def _history(self, tenant: str, previous_interaction_id: str | None, generation: int) -> list[Step]:
@@ -490,7 +501,10 @@ class InteractionService:
                     await self.enqueue(tenant, interaction_id, run.fence)
                     await self.repository.watch(tenant, interaction_id, now_ms() + self._pickup_ms)
                     continue
-                if run.attempts < self.settings.runner.max_attempts:
+                frames = await self.repository.log_frames(tenant, interaction_id)
+                # a re-run would show its followers a second answer after the first one's part: a run
+                # whose clients saw output fails with that output kept instead
+                if run.attempts < self.settings.runner.max_attempts and not assemble.has_output(frames):
                     if await self.hand_back(tenant, interaction_id, run.fence, refund=False):
                         log.warning(
                             "re-running %s: its runner was lost (attempt %d)", member, run.attempts + 1

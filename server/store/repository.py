@@ -320,6 +320,11 @@ class Repository:
         results = await self.scripts.append(keys=keys_, args=args)
         return [_str(r) for r in results]
 
+    async def log_frames(self, tenant: str, interaction_id: str, after: int = 0) -> list[bytes]:
+        """The frames of an interaction's event log after event `after` (all of them by default)."""
+        entries = await self._commands.xrange(keys.events(tenant, interaction_id), f"({0}-{after}", "+")
+        return [fields[b"e"] for _entry_id, fields in entries]
+
     async def finish(
         self,
         tenant: str,

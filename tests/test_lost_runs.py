@@ -1,0 +1,240 @@
+"""Runs whose process is lost, stopped or stalls: what their clients saw is what the record holds.
+
+The semantics (README, "When a process is lost"): a run whose clients saw no output yet is run again; one
+whose clients saw output is not (a second answer would follow the first one's part), it fails with that
+output kept. A foreground stream always ends, with the record's own end.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis as sync_redis
+
+from .fakes.http import FakeServer
+from .fakes.loop import FakeLoop
+from .fakes.openai import openai_text_script
+from .sse import events
+from .support import Stack, new_key, running_stack, tenant_of
+from .waiting import until
+
+WORDS = " ".join(f"w{i}" for i in range(80))  # 4 s of echo-slow
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeServer]:
+    loop = FakeLoop()
+    server: FakeServer = loop.call(FakeServer().start())
+    try:
+        yield server
+    finally:
+        loop.call(server.stop())
+        loop.close()
+
+
+@pytest.fixture(scope="module")
+def lost(fake: FakeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One web process, workers the tests start and kill; `slow-*` is a fake upstream that waits 3 s
+    before its first token."""
+    models = f'[[models]]\nmatch = "slow-*"\nbackend = "openai"\nbase_url = "{fake.base_url}/v1"\n'
+    config = {"runner": {"max_attempts": 2}}
+    with running_stack(Path(tmp_path_factory.mktemp("lost")), config=config, models=models) as stack:
+        yield stack
+
+
+@pytest.fixture
+def stack(lost: Stack) -> Iterator[Stack]:
+    try:
+        yield lost
+    finally:
+        lost.stop_workers()
+
+
+class Follower:
+    """A client following an interaction's stream in a thread, keeping every event."""
+
+    def __init__(self, url: str, key: str, path: str, body: dict[str, Any] | None = None) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._follow, args=(url, key, path, body), daemon=True)
+        self.thread.start()
+
+    def _follow(self, url: str, key: str, path: str, body: dict[str, Any] | None) -> None:
+        try:
+            with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=60) as http:
+                method, params = ("POST", None) if body is not None else ("GET", {"stream": "true"})
+                with http.stream(method, path, json=body, params=params) as response:
+                    for event in events(response):
+                        self.events.append(event)
+        except httpx.HTTPError as exc:
+            self.error = exc
+
+    def deltas(self) -> int:
+        return sum(1 for e in self.events if e["event_type"] == "step.delta")
+
+    def text(self) -> str:
+        return "".join(e["delta"]["text"] for e in self.events if e["event_type"] == "step.delta")
+
+    def join(self, timeout: float = 30) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the stream never ended"
+
+
+def _record(url: str, key: str, interaction_id: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        got: dict[str, Any] = http.get(f"/v1beta/interactions/{interaction_id}").json()
+        return got
+
+
+def _text(record: dict[str, Any]) -> str:
+    return "".join(
+        item.get("text", "")
+        for step in record.get("steps", [])
+        if step["type"] == "model_output"
+        for item in step.get("content", [])
+    )
+
+
+def _replayed(url: str, key: str, interaction_id: str) -> Follower:
+    replay = Follower(url, key, f"/v1beta/interactions/{interaction_id}")
+    replay.join()
+    return replay
+
+
+def _attempts(stack: Stack, key: str, interaction_id: str) -> int:
+    with sync_redis.Redis.from_url(stack.redis_url) as client:
+        return int(client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "attempts") or 0)
+
+
+def _create(url: str, key: str, body: dict[str, Any]) -> str:
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        reply = http.post("/v1beta/interactions", json=body)
+        assert reply.status_code == 200, reply.text
+        interaction_id: str = reply.json()["id"]
+        return interaction_id
+
+
+def test_a_worker_killed_mid_answer_fails_with_what_its_follower_saw(stack: Stack) -> None:
+    url, key = stack.servers[0][1], new_key()
+    worker = stack.start_worker()
+    interaction_id = _create(url, key, {"model": "echo-slow", "input": WORDS, "background": True})
+    follower = Follower(url, key, f"/v1beta/interactions/{interaction_id}")
+    until(lambda: follower.deltas() >= 5, timeout=20)
+    worker.signal(signal.SIGKILL)
+    worker.wait(5)
+    stack.start_worker()  # a worker that could re-run it: it must not
+    follower.join()
+    assert follower.events[-1]["event_type"] == "error"
+    assert follower.events[-1]["error"]["code"] == "worker_lost"
+    record = _record(url, key, interaction_id)
+    assert record["status"] == "failed" and record["errors"][0]["code"] == "worker_lost"
+    # the follower, the record and a replay from the start hold the same text: the part made before
+    assert _text(record) == follower.text() == _replayed(url, key, interaction_id).text()
+    assert 5 <= len(follower.text().split()) < 80
+    assert sum(1 for e in follower.events if e["event_type"] == "step.start") == 1
+
+
+def test_a_worker_killed_before_any_output_is_re_run(stack: Stack, fake: FakeServer) -> None:
+    url, key = stack.servers[0][1], new_key()
+    fake.add(openai_text_script("too late", first_chunk_delay=3.0), openai_text_script("the answer"))
+    asked = len(fake.requests)
+    worker = stack.start_worker()
+    interaction_id = _create(url, key, {"model": "slow-model", "input": "hi", "background": True})
+    # the upstream has the request and has not answered yet
+    until(lambda: len(fake.requests) == asked + 1, timeout=10)
+    worker.signal(signal.SIGKILL)
+    worker.wait(5)
+    stack.start_worker()
+    until(lambda: _record(url, key, interaction_id)["status"] == "completed", timeout=20)
+    replay = _replayed(url, key, interaction_id)
+    assert replay.text() == "the answer" == _text(_record(url, key, interaction_id))
+    assert sum(1 for e in replay.events if e["event_type"] == "step.start") == 1
+
+
+def test_a_run_whose_workers_keep_dying_before_output_fails_with_a_clear_error(
+    stack: Stack, fake: FakeServer
+) -> None:
+    url, key = stack.servers[0][1], new_key()
+    slow = openai_text_script("never", first_chunk_delay=5.0)
+    fake.add(slow, slow)
+    asked = len(fake.requests)
+    interaction_id = _create(url, key, {"model": "slow-model", "input": "hi", "background": True})
+    for attempt in (1, 2):
+        worker = stack.start_worker()
+        until(lambda n=attempt: len(fake.requests) == asked + n, timeout=20)  # type: ignore[misc]
+        worker.signal(signal.SIGKILL)
+        worker.wait(5)
+    # no attempts left: the reaper (in the web process) fails it
+    until(lambda: _record(url, key, interaction_id)["status"] == "failed", timeout=20)
+    record = _record(url, key, interaction_id)
+    assert record["errors"][0]["code"] == "worker_lost" and "lost" in record["errors"][0]["message"]
+
+
+def test_sigterm_finishes_short_runs_and_ends_long_ones_with_their_output(stack: Stack) -> None:
+    url, key = stack.servers[0][1], new_key()
+    worker = stack.start_worker()
+    short = _create(url, key, {"model": "echo-slow", "input": "s1 s2 s3 s4 s5 s6", "background": True})
+    long = _create(url, key, {"model": "echo-slow", "input": WORDS + " " + WORDS, "background": True})
+    follower = Follower(url, key, f"/v1beta/interactions/{long}")
+    until(lambda: follower.deltas() >= 2, timeout=20)
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(15) == 0
+    follower.join()
+    assert _record(url, key, short)["status"] == "completed"
+    # the long one outlived the grace period: it ends failed, keeping what its follower saw
+    record = _record(url, key, long)
+    assert record["status"] == "failed" and record["errors"][0]["code"] == "worker_stopped"
+    assert follower.events[-1]["event_type"] == "error"
+    assert _text(record) == follower.text() == _replayed(url, key, long).text()
+
+
+def test_a_stalled_web_process_ends_its_stream_as_the_record_says(stack: Stack) -> None:
+    """The web process stops past its lease (2 s here); the worker's reaper fails the run; when the web
+    process goes on, its client's stream ends with the record's error, holding the record's text."""
+    url, key = stack.servers[0][1], new_key()
+    stack.start_worker()
+    proc = stack.servers[0][0]
+    body = {"model": "echo-slow", "input": WORDS, "stream": True}
+    follower = Follower(url, key, "/v1beta/interactions", body)
+    until(lambda: follower.deltas() >= 5, timeout=20)
+    interaction_id = follower.events[0]["interaction"]["id"]
+    proc.signal(signal.SIGSTOP)
+    try:
+        time.sleep(5)
+    finally:
+        proc.signal(signal.SIGCONT)
+    follower.join()
+    assert follower.events[-1]["event_type"] == "error"
+    record = _record(url, key, interaction_id)
+    assert (
+        record["status"] == "failed" and follower.events[-1]["error"]["code"] == record["errors"][0]["code"]
+    )
+    assert _text(record) == follower.text() == _replayed(url, key, interaction_id).text()
+    assert follower.text()
+
+
+def test_a_killed_web_process_leaves_its_partial_output_in_the_failed_record(stack: Stack) -> None:
+    key = new_key()
+    stack.start_worker()
+    doomed_url = stack.start_server()
+    doomed = stack.servers[-1][0]
+    body = {"model": "echo-slow", "input": WORDS, "stream": True}
+    follower = Follower(doomed_url, key, "/v1beta/interactions", body)
+    until(lambda: follower.deltas() >= 5, timeout=20)
+    interaction_id = follower.events[0]["interaction"]["id"]
+    doomed.signal(signal.SIGKILL)
+    follower.join()
+    url = stack.servers[0][1]
+    until(lambda: _record(url, key, interaction_id)["status"] == "failed", timeout=20)
+    record = _record(url, key, interaction_id)
+    assert record["errors"][0]["code"] == "worker_lost"
+    # the record holds what the log holds, which is all the client saw and perhaps a little more
+    assert _text(record) == _replayed(url, key, interaction_id).text()
+    assert _text(record).startswith(follower.text()) and len(follower.text().split()) >= 5
