@@ -114,6 +114,8 @@ async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | 
     tenant = state.auth.tenant(request)
     interaction_id = _interaction_id(request)
     stream = _flag(request, "stream")
+    # checked with a stream too, where it does not apply: a bad value is refused, never silently ignored
+    include_input = _flag(request, "include_input", "includeInput")
     last_event_id = request.query_params.get("last_event_id") or request.query_params.get("lastEventId")
     if last_event_id is None and stream:
         last_event_id = request.headers.get("last-event-id")
@@ -122,7 +124,6 @@ async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | 
     if stream:
         replay = await state.events.prepare(tenant, interaction_id, last_event_id)
         return sse_response(state.events.frames(replay))
-    include_input = _flag(request, "include_input", "includeInput")
     record = await state.service.get(tenant, interaction_id)
     return _json(render.from_record(record, full_timeline=True, include_input=include_input))
 
