@@ -139,6 +139,9 @@ class UpstreamRetrySettings(Section):
 
 class EchoSettings(Section):
     slow_word_delay_ms: NonNegativeInt = 50
+    #: the most words one answer of the echo models has; a longer one stops there with status
+    #: "incomplete", as a model stops at its output limit (65,536: Gemini 2.5's output limit in tokens)
+    max_output_words: PositiveInt = 65536
 
 
 class ModelRoute(Section):

@@ -1,7 +1,9 @@
 """The built-in `echo` models: deterministic answers with no upstream, to try and test the lifecycle.
 
 `echo` answers at once with the last user input, word by word; `echo-slow` waits a configurable delay
-before each word. Usage counts words. Given function tools, it first calls the first one (arguments
+before each word. Usage counts words. An answer stops at `[echo] max_output_words` with status
+`incomplete`, and a long one hands the event loop back every few words, so that no request holds up the
+others of its process. Given function tools, it first calls the first one (arguments
 derived from the input) and ends with `requires_action`; after the client's `function_result` it answers
 with the input and the results.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import msgspec
@@ -28,15 +30,27 @@ from ..protocol.steps import (
     UserInputStep,
 )
 from ..protocol.tools import FunctionTool
+from ..settings import EchoSettings
 from .base import Finished, StepDelta, StepEnded, StepStarted, UpstreamEvent, UpstreamRequest, UsageReported
 
 _WORD = re.compile(r"\S+\s*")
+#: words made between two hand-backs of the event loop: each costs the runner some microseconds, so this is
+#: about a millisecond of work, and a short answer never pauses
+_WORDS_PER_YIELD = 64
+#: characters of input counted between two hand-backs of the event loop
+_CHARS_PER_YIELD = 1 << 16
 
 
 class EchoBackend:
-    def __init__(self, name: str = "echo", word_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        name: str = "echo",
+        word_delay: float = 0.0,
+        max_words: int = EchoSettings().max_output_words,
+    ) -> None:
         self.name = name
         self.word_delay = word_delay
+        self.max_words = max_words
 
     def check(self, request: UpstreamRequest) -> None:
         return None
@@ -47,7 +61,7 @@ class EchoBackend:
     async def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         history = request.history
         prompt = _last_user_text(history)
-        input_words = _count_words(history)
+        input_words = await _count_words(history)
         tools = [t for t in request.config.tools or () if isinstance(t, FunctionTool)]
         results = _trailing_results(history)
         if tools and not results:
@@ -65,24 +79,51 @@ class EchoBackend:
         answer = prompt
         if results:
             answer += "".join(f" [{r.name or r.call_id}: {_result_text(r.result)}]" for r in results)
-        words = _WORD.findall(answer.strip()) or [""]
         limit = (request.config.generation_config or _NO_CONFIG).max_output_tokens
-        status = "completed"
-        if limit is not None and len(words) > limit:
-            words, status = words[:limit], "incomplete"
-            words[-1:] = [w.rstrip() for w in words[-1:]]
+        words = _Words(answer, self.max_words if limit is None else min(limit, self.max_words))
         yield StepStarted(step=ModelOutputStep())
         produced = 0
         for word in words:
             if self.word_delay:
                 await asyncio.sleep(self.word_delay)
+            elif produced % _WORDS_PER_YIELD == _WORDS_PER_YIELD - 1:
+                await asyncio.sleep(0)
             produced += 1
             yield StepDelta(delta=TextDelta(text=word))
             if self.word_delay:
                 yield UsageReported(usage=_usage(input_words, produced))
         yield StepEnded()
         yield UsageReported(usage=_usage(input_words, produced))
-        yield Finished(status=status)
+        yield Finished(status="incomplete" if words.truncated else "completed")
+
+
+class _Words:
+    """The words of an answer, each with the spaces after it, read as they are sent (an answer can be
+    megabytes long), at most `limit` of them; the last one without its spaces when the limit cut it short.
+    A text with no words is one empty word."""
+
+    def __init__(self, text: str, limit: int) -> None:
+        self.text = text
+        self.limit = limit
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[str]:
+        matches = _WORD.finditer(self.text.strip())
+        match = next(matches, None)
+        word = match.group() if match is not None else ""
+        produced = 0
+        while True:
+            if produced >= self.limit:
+                self.truncated = True
+                return
+            following = next(matches, None)
+            if following is not None and produced + 1 == self.limit:
+                word = word.rstrip()
+            produced += 1
+            yield word
+            if following is None:
+                return
+            word = following.group()
 
 
 class _NoConfig:
@@ -118,7 +159,7 @@ def _trailing_results(history: list[Step]) -> list[FunctionResultStep]:
     return results[::-1]
 
 
-def _count_words(history: list[Step]) -> int:
+async def _count_words(history: list[Step]) -> int:
     """The words of everything the model was given (a loop, not a call per step: chains get long)."""
     words = 0
     for step in history:
@@ -127,13 +168,27 @@ def _count_words(history: list[Step]) -> int:
         elif isinstance(step, ThoughtStep):
             items = step.summary or []
         elif isinstance(step, FunctionResultStep):
-            words += len(_result_text(step.result).split())
+            words += await _words_in(_result_text(step.result))
             continue
         else:
             continue
         for item in items:
             if isinstance(item, TextContent):
-                words += len(item.text.split())
+                text = item.text
+                words += len(text.split()) if len(text) <= _CHARS_PER_YIELD else await _words_in(text)
+    return words
+
+
+async def _words_in(text: str) -> int:
+    """The words of a text of any length, counted a slice at a time with the event loop handed back in
+    between (splitting megabytes at once would hold up every other request of the process)."""
+    words = 0
+    for at in range(0, len(text), _CHARS_PER_YIELD):
+        if at:
+            await asyncio.sleep(0)
+            if not text[at - 1].isspace() and not text[at].isspace():
+                words -= 1  # the word across the cut is in both slices
+        words += len(text[at : at + _CHARS_PER_YIELD].split())
     return words
 
 

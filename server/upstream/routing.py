@@ -25,8 +25,8 @@ class Router:
     def __init__(self, routes: list[ModelRoute], echo: EchoSettings) -> None:
         self.routes = routes
         self.builtin: dict[str, Backend] = {
-            "echo": EchoBackend("echo"),
-            "echo-slow": EchoBackend("echo-slow", echo.slow_word_delay_ms / 1000),
+            "echo": EchoBackend("echo", 0.0, echo.max_output_words),
+            "echo-slow": EchoBackend("echo-slow", echo.slow_word_delay_ms / 1000, echo.max_output_words),
         }
         self.backends: list[Backend] = [_make(route, echo) for route in routes]
 
@@ -74,9 +74,9 @@ class Unkeyed:
 
 def _make(route: ModelRoute, echo: EchoSettings) -> Backend:
     if route.backend == "echo":
-        return EchoBackend(route.match)
+        return EchoBackend(route.match, 0.0, echo.max_output_words)
     if route.backend == "echo-slow":
-        return EchoBackend(route.match, echo.slow_word_delay_ms / 1000)
+        return EchoBackend(route.match, echo.slow_word_delay_ms / 1000, echo.max_output_words)
     target = BACKEND_KINDS.get(route.backend)
     if target is None:
         raise ValueError(f"models.toml: unknown backend {route.backend!r} for {route.match!r}")
