@@ -414,9 +414,10 @@ class _Counted:
 
 
 async def _stream(
-    conn: Connection, path: str, body: bytes, marker: bytes, end: bytes
+    conn: Connection, path: str, body: bytes, marker: bytes, end: bytes, tail: list[bytes] | None = None
 ) -> AsyncIterator[tuple[float, int, bool]]:
-    """Send one streaming request; yield (time, markers in this read, end seen) per read. Non-200 raises."""
+    """Send one streaming request; yield (time, markers in this read, end seen) per read. Non-200 raises.
+    `tail` keeps the last read, to say how a stream that ended early ended."""
     await conn.send("POST", path, body)
     status, headers = await conn.head()
     if status != 200:
@@ -425,6 +426,8 @@ async def _stream(
     counted, ending = _Counted(marker), _Counted(end)
     async for data in conn.chunks(headers):
         now = time.monotonic()
+        if tail is not None:
+            tail[:] = [data]
         found = counted.feed(data)
         yield now, found, ending.feed(data) > 0
 
@@ -572,9 +575,10 @@ async def _many(
         conn = Connection(server.url, HEADERS)
         opened = False
         count, ended = 0, False
+        tail: list[bytes] = []
         try:
             await conn.open()
-            async for _now, found, saw_end in _stream(conn, path, body_of(f"many{index}"), marker, end):
+            async for _now, found, saw_end in _stream(conn, path, body_of(f"many{index}"), marker, end, tail):
                 if not opened:
                     opened = True
                     active += 1
@@ -582,7 +586,8 @@ async def _many(
                 count += found
                 ended = ended or saw_end
             if count != plan.drip_words or not ended:
-                errors[f"incomplete stream ({count}/{plan.drip_words} deltas, end {ended})"] += 1
+                last = tail[0][-160:].decode(errors="replace") if tail else "nothing"
+                errors[f"incomplete stream ({count}/{plan.drip_words} deltas, end {ended}): {last}"] += 1
         except Exception as exc:
             errors[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
         finally:

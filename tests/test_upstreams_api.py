@@ -9,7 +9,6 @@ upstream received, in its own format.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import threading
@@ -34,6 +33,7 @@ from tests.fakes import anthropic as an
 from tests.fakes import gemini as gm
 from tests.fakes import openai as oa
 from tests.fakes.http import FakeServer, RecordedRequest, Script
+from tests.fakes.loop import FakeLoop
 
 from .sse import events as sse_events
 from .sse import text_of
@@ -62,23 +62,6 @@ WEATHER_TOOL = {
 
 # ---------------------------------------------------------------------------------------------------------
 # Fixtures: the fakes on a thread's loop, one stack for the module
-
-
-class FakeLoop:
-    """An asyncio loop in a daemon thread, serving the fakes while the tests block in the SDK."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-upstreams", daemon=True)
-        self.thread.start()
-
-    def call(self, coro: Any, timeout: float = 10) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=5)
-        self.loop.close()
 
 
 @dataclass

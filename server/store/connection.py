@@ -15,27 +15,46 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from arq.connections import ArqRedis
-from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
 SCHEMES = ("redis", "rediss", "unix")
 
 #: connections that may block at once (followed streams, cancel waits) in one process
 _BLOCKING_CONNECTIONS = 2000
+#: connections for everything else: Redis runs one command at a time, so more only add connects; a burst
+#: of a thousand requests opening a thousand sockets overflowed the listen backlog (connects of 1-3 s)
+_COMMAND_CONNECTIONS = 128
+_QUEUE_SECONDS = 30.0
+
+
+async def _bounded(client: Redis, bound: float, args: tuple[Any, ...], options: dict[str, Any]) -> Any:
+    """One command on a connection of the pool, ended after `bound` seconds of talking to Redis.
+
+    A socket timeout bounds each read, but a command against a frozen Redis also waits on closing the
+    broken connection, and the next one on connecting: requests took 2, 4, then 8 s. The time spent
+    waiting for a free connection is not counted: that is this process being busy, not Redis (counting it
+    turned a burst of a thousand streams into 503s). A command cut off closes its connection, so nothing
+    half-read is reused."""
+    pool = client.connection_pool
+    conn = await pool.get_connection()
+    try:
+        async with asyncio.timeout(bound):
+            return await conn.retry.call_with_retry(
+                lambda: client._send_command_parse_response(conn, args[0], *args, **options),  # type: ignore[no-untyped-call]
+                lambda error: client._disconnect_raise(conn, error),
+            )
+    finally:
+        await pool.release(conn)
 
 
 class BoundedRedis(Redis):
-    """A client whose every command (connecting included) ends within `bound` seconds.
-
-    A socket timeout bounds each read, but a command against a frozen Redis can wait on a connect, on
-    several reads and on closing the broken connection: requests took 2, 4, then 8 s. A cancelled command
-    closes its connection, so nothing half-read is reused."""
+    """A client whose every command ends within `bound` seconds of talking to Redis (see _bounded)."""
 
     bound: float = 2.0
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
-        async with asyncio.timeout(self.bound):
-            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        return await _bounded(self, self.bound, args, options)
 
 
 class BoundedArqRedis(ArqRedis):
@@ -44,8 +63,7 @@ class BoundedArqRedis(ArqRedis):
     bound: float = 2.0
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
-        async with asyncio.timeout(self.bound):
-            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        return await _bounded(self, self.bound, args, options)
 
 
 class RedisUrlError(ValueError):
@@ -100,8 +118,15 @@ def build(
     Every command is bounded by `timeout` (a hung Redis is an error, not a hang); the blocking client's
     reads may block for up to `longest_block` more."""
     commands = BoundedArqRedis(
-        ConnectionPool.from_url(
-            target.url, socket_connect_timeout=timeout, socket_timeout=timeout, **_pool_options(target)
+        BlockingConnectionPool.from_url(
+            target.url,
+            max_connections=_COMMAND_CONNECTIONS,
+            # waiting for a free connection: this process's own queue under a burst (each command
+            # holding one is bounded), so longer than a command
+            timeout=_QUEUE_SECONDS,
+            socket_connect_timeout=timeout,
+            socket_timeout=timeout,
+            **_pool_options(target),
         ),
         job_serializer=serializer,
         job_deserializer=deserializer,
