@@ -154,3 +154,27 @@ def test_jobs_queued_before_the_outage_run_after_it(tmp_path: Path) -> None:
         stack.start_worker()
         until(lambda: client.interactions.get(job.id).status == "completed", timeout=20)
         assert client.interactions.get(job.id).output_text == "queued before"
+
+
+def test_a_foreground_stream_ends_when_redis_goes_and_its_record_keeps_what_it_showed(outage: Stack) -> None:
+    url = outage.servers[0][1]
+    key = new_key()
+    seen: list[dict[str, object]] = []
+    body = {"model": "echo-slow", "input": "w " * 400, "stream": True}  # 20 s
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=60) as http:
+        with http.stream("POST", "/v1beta/interactions", json=body) as response:
+            started = 0.0
+            for event in events(response):
+                seen.append(event)
+                if sum(1 for e in seen if e["event_type"] == "step.delta") == 5 and not started:
+                    outage.redis.stop()
+                    started = time.monotonic()
+    # it ended within a lease period (2 s here) of its last write, not when the 20 s run would have
+    assert seen[-1]["event_type"] == "error" and seen[-1]["error"]["code"] == "unavailable"  # type: ignore[index]
+    assert time.monotonic() - started < 10
+    outage.start_redis()
+    interaction_id = seen[0]["interaction"]["id"]  # type: ignore[index]
+    client = sdk(url, key)
+    until(lambda: client.interactions.get(interaction_id).status == "failed", timeout=20)
+    shown = "".join(e["delta"]["text"] for e in seen if e["event_type"] == "step.delta")  # type: ignore[index]
+    assert client.interactions.get(interaction_id).output_text == shown

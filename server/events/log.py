@@ -8,6 +8,7 @@ has expired, or that never had one (a foreground call without streaming), is rep
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 
 import msgspec
@@ -38,6 +39,10 @@ from . import sse
 
 #: how often a stream of a running interaction without a log looks for its end
 _POLL_SECONDS = 0.2
+#: the event ids this server makes (`[0-9]`, unlike `\d`, is ASCII only); the number is the sequence part
+#: of a Redis stream entry id, an unsigned 64-bit integer
+_EVENT_ID = re.compile(r"(evt|evr)_[1-9][0-9]{0,19}")
+_MAX_SEQ = 2**64 - 1
 
 
 class Replay(msgspec.Struct, kw_only=True):
@@ -58,14 +63,12 @@ class EventLog:
         self.keepalive = keepalive
 
     async def prepare(self, tenant: str, interaction_id: str, last_event_id: str | None) -> Replay:
-        """Check the request before the response starts: 404 for the id, 400 for a bad `last_event_id`."""
-        record = await self.repository.get(tenant, interaction_id)
+        """Check the request before the response starts: 400 for a `last_event_id` that is no event id (before
+        anything is asked of Redis), 404 for the id, 400 for an event id this interaction does not have."""
         kind, after = sse.LOGGED, 0
         if last_event_id is not None:
-            parsed = sse.parse_event_id(last_event_id)
-            if parsed is None:
-                raise InvalidArgument(f"Unknown last_event_id {last_event_id!r}", "last_event_id")
-            kind, after = parsed
+            kind, after = parse_last_event_id(last_event_id)
+        record = await self.repository.get(tenant, interaction_id)
         key = keys.events(tenant, interaction_id)
         has_log = bool(await self.redis.exists(key))
         if has_log or (record.logged and record.status in st.RUNNING):
@@ -102,7 +105,7 @@ class EventLog:
             else:
                 yield b"".join(synthesize(record)[replay.after :])
         except outage.UNAVAILABLE:
-            yield unavailable_frame()
+            yield sse.unavailable_frame()
 
     async def _follow(self, replay: Replay) -> AsyncIterator[bytes]:
         key = keys.events(replay.tenant, replay.interaction_id)
@@ -139,8 +142,20 @@ class EventLog:
             await asyncio.sleep(_POLL_SECONDS)
 
 
-def unavailable_frame() -> bytes:
-    return sse.frame(ErrorEvent(error=ErrorInfo(code="unavailable", message=outage.MESSAGE)))
+def parse_last_event_id(value: str) -> tuple[str, int]:
+    """(kind, sequence number) of an event id as this server makes them, or a 400 naming the field.
+
+    Only that exact form passes (ASCII digits, no sign, no leading zero, a number that fits a Redis stream
+    entry id): `int()` alone would take "٣" or "+3", and a number past 64 bits makes Redis refuse the
+    entry id, which would be a 500."""
+    parsed = sse.parse_event_id(value) if _EVENT_ID.fullmatch(value) else None
+    if parsed is None or parsed[1] > _MAX_SEQ:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise InvalidArgument(
+            f"{shown!r} is not an event id of this server (evt_<n> or evr_<n>, n from 1 to {_MAX_SEQ})",
+            "last_event_id",
+        )
+    return parsed
 
 
 def _gone(interaction_id: str) -> bytes:

@@ -4,7 +4,9 @@ streams send, so a relay never re-encodes."""
 from __future__ import annotations
 
 from ..protocol.codec import json_encoder
-from ..protocol.events import Event
+from ..protocol.events import ErrorEvent, Event
+from ..protocol.interaction import ErrorInfo
+from ..store import outage
 
 KEEPALIVE = b": keep-alive\n\n"
 _TERMINAL_PREFIXES = (b"event: interaction.completed\n", b"event: error\n")
@@ -20,6 +22,11 @@ HEADERS = {
 def frame(event: Event) -> bytes:
     tag = type(event).__struct_config__.tag
     return b"event: " + str(tag).encode() + b"\ndata: " + json_encoder.encode(event) + b"\n\n"
+
+
+def unavailable_frame() -> bytes:
+    """The end of a stream whose events cannot be read or written because Redis is away."""
+    return frame(ErrorEvent(error=ErrorInfo(code="unavailable", message=outage.MESSAGE)))
 
 
 def is_terminal(frame_bytes: bytes) -> bool:

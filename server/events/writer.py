@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: runs in one script call
 _RUNS_PER_CALL = 200
+#: what `on_refused` is told when the log could not be written for a lease period
+UNWRITABLE = "unwritable"
 
 
 class LogEntry:
@@ -42,6 +44,7 @@ class LogEntry:
         "on_refused",
         "pending",
         "tenant",
+        "written_at",
     )
 
     def __init__(
@@ -58,8 +61,9 @@ class LogEntry:
         self.on_refused = on_refused
         #: the run's client, who gets each frame once it is written
         self.listener = listener
-        #: the seq of the last frame written
+        #: the seq of the last frame written, and when the log last took this run's write or lease renewal
         self.committed = 0
+        self.written_at = time.monotonic()
         self.pending: list[tuple[int, bytes]] = []
         #: the flush that carries this run's last batch, while it is under way
         self.inflight: asyncio.Future[None] | None = None
@@ -71,6 +75,7 @@ class LogWriter:
         self.outage = outage
         self.interval = settings.flush_interval_ms / 1000
         self.heartbeat = settings.heartbeat_seconds
+        self.lease = settings.lease_seconds
         self.early_frames = settings.flush_early_events
         self.entries: set[LogEntry] = set()
         self.dirty: set[LogEntry] = set()
@@ -144,8 +149,17 @@ class LogWriter:
                 except UNAVAILABLE as exc:
                     # what was not written stays pending, for the next tick or the settle
                     self.outage.failed("event log", exc)
+                    self._give_up_waiting_clients()
                 except Exception:
                     log.exception("event log flush failed; retrying on the next tick")
+
+    def _give_up_waiting_clients(self) -> None:
+        """A run whose client waits for frames that could not be written for a lease period is stopped:
+        its lease is gone by now, and its client is told so instead of waiting on keep-alives."""
+        now = time.monotonic()
+        for entry in list(self.entries):
+            if entry.listener is not None and now - entry.written_at > self.lease:
+                entry.on_refused(UNWRITABLE)
 
     async def _flush(self, entries: list[LogEntry]) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -165,6 +179,8 @@ class LogWriter:
         finally:
             for (entry, taken), result in zip(batches, results, strict=True):
                 entry.inflight = None
+                if result == "ok":
+                    entry.written_at = time.monotonic()
                 if result == "ok" and taken:
                     entry.committed = taken[-1][0]
                     if entry.listener is not None:

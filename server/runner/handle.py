@@ -11,6 +11,8 @@ CANCELLED: Final = "cancelled"
 DISCONNECTED: Final = "disconnected"
 #: another runner took the interaction over (this one's writes are refused)
 FENCED: Final = "fenced"
+#: the log could not be written for a lease period (Redis is away): the run stops, the reaper settles it
+UNAVAILABLE: Final = "unavailable"
 #: the worker is shutting down: a run with output settles as failed, one without goes back to the queue
 SHUTDOWN: Final = "shutdown"
 

@@ -17,7 +17,7 @@ from typing import Final
 import msgspec
 
 from ..events import sse
-from ..events.writer import LogEntry, LogWriter
+from ..events.writer import UNWRITABLE, LogEntry, LogWriter
 from ..protocol import status as st
 from ..protocol.events import (
     ErrorEvent,
@@ -150,7 +150,8 @@ class Runner:
         if stored and not spec.deferred and self.writer is not None and spec.tenant and spec.interaction_id:
             # the writer renews the lease and reports a cancel or a takeover it sees in Redis
             def refused(outcome: str) -> None:
-                handle.stop(reasons.FENCED if outcome == "fenced" else reasons.CANCELLED)
+                reason = {"fenced": reasons.FENCED, UNWRITABLE: reasons.UNAVAILABLE}.get(outcome)
+                handle.stop(reason or reasons.CANCELLED)
 
             entry = self.writer.register(
                 spec.tenant, spec.interaction_id, spec.fence, refused, listener if spec.logged else None
@@ -175,6 +176,13 @@ class Runner:
                 if handle.reason == reasons.FENCED:
                     await self._release(state)
                     await self._end_from_log(spec, state)
+                    return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
+                if handle.reason == reasons.UNAVAILABLE:
+                    # nothing can be written: the reaper settles it from its log once Redis is back
+                    await self._release(state)
+                    if state.listener is not None:
+                        state.listener.put_nowait(sse.unavailable_frame())
+                        state.listener.put_nowait(END)
                     return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
                 status = st.FAILED if handle.reason == reasons.SHUTDOWN else st.CANCELLED
             except UpstreamError as exc:

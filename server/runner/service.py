@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from redis.asyncio import Redis
 
-from ..events.sse import frame
+from ..events.sse import frame, unavailable_frame
 from ..events.writer import LogWriter
 from ..protocol import status as st
 from ..protocol.codec import InvalidArgument
@@ -538,9 +538,14 @@ def _end_stream_on_failure(task: asyncio.Task[RunResult], listener: Listener) ->
         failure = task.exception()
     if failure is None:
         return
-    if not isinstance(failure, asyncio.CancelledError):
-        log.error("run failed", exc_info=failure)
-    listener.put_nowait(frame(ErrorEvent(error=ErrorInfo(code="internal", message="The run failed"))))
+    if isinstance(failure, UNAVAILABLE):
+        # Redis went away under the run: its end is written by the reaper once Redis is back
+        listener.put_nowait(unavailable_frame())
+    else:
+        if not isinstance(failure, asyncio.CancelledError):
+            log.error("run failed", exc_info=failure)
+        info = ErrorInfo(code="internal", message="The run failed")
+        listener.put_nowait(frame(ErrorEvent(error=info)))
     listener.put_nowait(None)
 
 
