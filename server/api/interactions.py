@@ -31,14 +31,29 @@ def _state(request: Request[Any, Any, Any]) -> AppState:
     state: AppState = request.app.state.ix
     if not _VERSION.fullmatch(request.path_params.get("version", "")):
         raise ApiError(404, f"No route for {request.method} {request.url.path}")
+    _no_encoded_slash(request)
     return state
+
+
+def _no_encoded_slash(request: Request[Any, Any, Any]) -> None:
+    """The server decodes the path before routing, so `<id>%2Fcancel` would reach cancel and `<id>%2F`
+    the item: as sent, such a path names no route (an id never holds a slash)."""
+    raw = request.scope.get("raw_path")
+    if raw and b"%2" in raw and b"%2f" in raw.partition(b"?")[0].lower():
+        shown = raw.partition(b"?")[0].decode("latin-1")
+        raise ApiError(404, f"No route for {request.method} {_shorten(shown)}: %2F is not a path separator")
 
 
 def _interaction_id(request: Request[Any, Any, Any]) -> str:
     value = request.path_params["interaction_id"]
     if not is_interaction_id(value):
-        raise ApiError(404, f"Interaction {value!r} was not found")
+        raise ApiError(404, f"Interaction {_shorten(value)!r} was not found")
     return str(value)
+
+
+def _shorten(text: str, limit: int = 64) -> str:
+    """A value from the request, cut for an error message (a path can be kilobytes long)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _json(value: Any) -> Response[bytes]:
