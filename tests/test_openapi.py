@@ -3,6 +3,7 @@ really does (checked against the running server where it can be), and /docs rend
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -165,10 +166,88 @@ def test_every_response_has_a_description(document: dict[str, Any]) -> None:
 
 def test_streams_are_event_streams(document: dict[str, Any]) -> None:
     found = operations(document)
-    for name in ("CreateInteraction", "getInteractionById", "CreateInteractionVertex"):
+    replies = {
+        "CreateInteraction": "Interaction",
+        "getInteractionById": "StoredInteraction",
+        "CreateInteractionVertex": "Interaction",
+    }
+    for name, reply in replies.items():
         content = found[name]["responses"]["200"]["content"]
-        assert content["text/event-stream"]["schema"] == {"$ref": "#/components/schemas/Event"}
-        assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Interaction"}
+        assert content["text/event-stream"]["schema"] == {"$ref": "#/components/schemas/ServerSentEvent"}
+        assert content["application/json"]["schema"] == {"$ref": f"#/components/schemas/{reply}"}
+    # a stream's schema is one event's SSE fields (as OpenAPI 3.2 and schemathesis read it), its data an Event
+    data = document["components"]["schemas"]["ServerSentEvent"]["properties"]["data"]
+    assert data["contentMediaType"] == "application/json"
+    assert data["contentSchema"] == {"$ref": "#/components/schemas/Event"}
+
+
+def test_a_real_stream_matches_its_schema(document: dict[str, Any], base_url: str) -> None:
+    sse = schema_validator(document, "ServerSentEvent")
+    body = {"model": "echo", "input": "one two", "stream": True}
+    with httpx.stream(
+        "POST", f"{base_url}/v1beta/interactions", json=body, headers={"x-goog-api-key": new_key()}
+    ) as response:
+        text = response.read().decode()
+    frames = [block for block in text.split("\n\n") if block.strip()]
+    assert len(frames) >= 5
+    for block in frames:
+        fields = dict(line.split(": ", 1) for line in block.split("\n"))
+        assert fields.keys() == {"event", "data"}, block
+        assert sse.is_valid(fields), block
+        event = json.loads(fields["data"])
+        assert event["event_type"] == fields["event"]
+        assert schema_validator(document, "Event").is_valid(event), block
+
+
+def test_what_every_reply_holds_is_required(document: dict[str, Any], base_url: str) -> None:
+    """A field is marked required exactly when every reply holds it: the replies of a foreground, a
+    `store: false`, a background and a streamed create, and of get and cancel."""
+    headers = {"x-goog-api-key": new_key()}
+    url = f"{base_url}/v1beta/interactions"
+    created = [
+        httpx.post(url, json={"input": "hi", **extra}, headers=headers).json()
+        for extra in ({"model": "echo"}, {"agent": "echo"}, {"model": "echo", "store": False})
+    ]
+    created.append(
+        httpx.post(url, json={"model": "echo", "input": "hi", "background": True}, headers=headers).json()
+    )
+    with httpx.stream(
+        "POST", url, json={"model": "echo-slow", "input": "a b", "stream": True}, headers=headers
+    ) as r:
+        streamed = [e["interaction"] for e in events(r) if "interaction" in e]
+    job = httpx.post(
+        url, json={"model": "echo-slow", "input": "x " * 50, "background": True}, headers=headers
+    )
+    stored = [
+        httpx.get(f"{url}/{created[0]['id']}", headers=headers).json(),
+        httpx.post(f"{url}/{job.json()['id']}/cancel", headers=headers).json(),
+    ]
+    schemas = document["components"]["schemas"]
+    always = set.intersection(*(set(reply) for reply in [*created, *streamed, *stored]))
+    assert set(schemas["Interaction"]["required"]) == always
+    # and `model` or `agent`, whichever the create gave
+    assert [branch["required"] for branch in schemas["Interaction"]["oneOf"]] == [["model"], ["agent"]]
+    # a stored one always has its id and timeline (and `usage` once it has run, which these two have)
+    assert schemas["StoredInteraction"]["required"] == ["id", "steps"]
+    assert {"id", "steps"} <= set.intersection(*(set(reply) for reply in stored))
+    for reply in [*created, *streamed]:
+        assert schema_validator(document, "Interaction").is_valid(reply), reply
+    for reply in stored:
+        assert schema_validator(document, "StoredInteraction").is_valid(reply), reply
+
+
+def test_a_create_links_to_what_can_be_done_with_it(document: dict[str, Any]) -> None:
+    found = operations(document)
+    for suffix, path_params in (("", {"version"}), ("Vertex", {"version", "project", "location"})):
+        links = found["CreateInteraction" + suffix]["responses"]["200"]["links"]
+        assert {link["operationId"] for link in links.values()} == {
+            name + suffix for name in ("getInteractionById", "cancelInteractionById", "deleteInteraction")
+        }
+        for link in links.values():
+            assert link["parameters"] == {
+                **{name: f"$request.path.{name}" for name in path_params},
+                "id": "$response.body#/id",
+            }
 
 
 def test_error_body_matches_the_server(document: dict[str, Any], base_url: str) -> None:

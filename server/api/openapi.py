@@ -4,6 +4,8 @@ read; the request and reply schemas are generated from the wire types, so the tw
 from __future__ import annotations
 
 import functools
+import typing
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -114,11 +116,84 @@ def _schemas() -> Json:
     )
     create["properties"]["input"] = _ref("Input")
     create["required"] = sorted({*create.get("required", ()), "input"})
-    components["Interaction"]["properties"]["input"] = {
+    create["oneOf"] = _MODEL_OR_AGENT
+    _describe_replies(components)
+    return components
+
+
+# service._route: exactly one of them, an empty or null one counting as not given
+_MODEL_OR_AGENT = [
+    {"required": [name], "properties": {name: {"type": "string", "minLength": 1}}}
+    for name in ("model", "agent")
+]
+
+
+def _describe_replies(components: Json) -> None:
+    """What the server always sends, marked required. The wire types leave these fields optional (they
+    are optional in requests, or filled in by the server), and omit_defaults drops only a None."""
+    interaction = components["Interaction"]
+    interaction["properties"]["input"] = {
         **_ref("Input"),
         "description": "This turn's input as it was sent; returned by get with `include_input=true`",
     }
-    return components
+    # render.interaction and the streams' first snapshot set both times and the model or agent it ran on;
+    # `id` is not always there: a `store: false` create has none
+    interaction["required"] = sorted({*interaction["required"], "created", "updated"})
+    interaction["oneOf"] = _MODEL_OR_AGENT
+    interaction["properties"]["steps"] = {"type": "array", "items": _ref("ReplyStep")}
+    components["StepStart"]["properties"]["step"] = _ref("ReplyStep")
+    components["StoredInteraction"] = _STORED_INTERACTION
+    components["ReplyStep"] = _REPLY_STEP
+    components["ServerSentEvent"] = _server_sent_event()
+
+
+_STORED_INTERACTION: Json = {
+    "title": "StoredInteraction",
+    "description": "An interaction read from the store (get, cancel): it always has its `id`, and its "
+    "`steps` (the whole timeline, input steps first)",
+    "allOf": [_ref("Interaction")],
+    "required": ["id", "steps"],
+}
+# steps.py: `content` and `arguments` become [] and {} when a client leaves them out, so that strict
+# clients always find them in what the server sends
+_REPLY_STEP: Json = {
+    "title": "ReplyStep",
+    "description": "A step as the server sends it: every `user_input` and `model_output` step has its "
+    "`content`, and every `function_call` its `arguments`",
+    "allOf": [
+        _ref("Step"),
+        {
+            "if": {"properties": {"type": {"enum": ["user_input", "model_output"]}}, "required": ["type"]},
+            "then": {"required": ["content"]},
+        },
+        {
+            "if": {"properties": {"type": {"const": "function_call"}}, "required": ["type"]},
+            "then": {"required": ["arguments"]},
+        },
+    ],
+}
+
+
+def _server_sent_event() -> Json:
+    """One event of a `text/event-stream` answer, as its SSE fields. OpenAPI 3.1 has no word for the
+    items of a stream (3.2 adds `itemSchema`), and tools that check streams (schemathesis) read a stream's
+    `schema` as one event's fields, as 3.2 does: so that is what it describes, the Event being `data`."""
+    names = sorted(str(member.__struct_config__.tag) for member in typing.get_args(AnyEvent))
+    return {
+        "title": "ServerSentEvent",
+        "description": "One event of a stream: an `event:` line with its `event_type` and a `data:` line "
+        "with the Event as JSON. `: keep-alive` comment lines come between events while waiting.",
+        "type": "object",
+        "properties": {
+            "event": {"enum": names, "description": "The `event_type` of its data"},
+            "data": {
+                "type": "string",
+                "contentMediaType": "application/json",
+                "contentSchema": _ref("Event"),
+            },
+        },
+        "required": ["event", "data"],
+    }
 
 
 def _open_union(union: type[OpenMember]) -> Json:
@@ -305,24 +380,46 @@ _INTERACTION_EXAMPLE: Json = {
 }
 
 
-def _reply(description: str, *, stream: bool = False) -> Json:
+def _reply(description: str, *, stream: bool = False, stored: bool = False) -> Json:
+    schema = _ref("StoredInteraction" if stored else "Interaction")
     # an example, or Swagger UI makes one of every field's default: all nulls, which the server never sends
-    content: Json = {"application/json": {"schema": _ref("Interaction"), "example": _INTERACTION_EXAMPLE}}
+    content: Json = {"application/json": {"schema": schema, "example": _INTERACTION_EXAMPLE}}
     if stream:
-        content["text/event-stream"] = {"schema": _ref("Event")}
+        content["text/event-stream"] = {"schema": _ref("ServerSentEvent")}
         description += _STREAM_NOTE
     return {"description": description, "content": content}
 
 
-def _operations(suffix: str, tag: str) -> dict[str, Json]:
+_OPERATION_IDS = {
+    "create": "CreateInteraction",
+    "get": "getInteractionById",
+    "cancel": "cancelInteractionById",
+    "delete": "deleteInteraction",
+}
+
+
+def _operations(suffix: str, tag: str, path_params: Sequence[str]) -> dict[str, Json]:
     """The four operations of one path prefix; `suffix` keeps their operationIds unique."""
-    made = {
-        "create": ("CreateInteraction", _create()),
-        "get": ("getInteractionById", _get()),
-        "cancel": ("cancelInteractionById", _cancel()),
-        "delete": ("deleteInteraction", _delete()),
+    made = {"create": _create(), "get": _get(), "cancel": _cancel(), "delete": _delete()}
+    made["create"]["responses"]["200"]["links"] = _links(suffix, path_params)
+    return {
+        key: {"operationId": _OPERATION_IDS[key] + suffix, "tags": [tag], **op} for key, op in made.items()
     }
-    return {key: {"operationId": name + suffix, "tags": [tag], **op} for key, (name, op) in made.items()}
+
+
+def _links(suffix: str, path_params: Sequence[str]) -> Json:
+    """What can be done next with the interaction a create answered with, on the same path prefix
+    (schemathesis's stateful phase follows these)."""
+    parameters = {name: f"$request.path.{name}" for name in path_params}
+    parameters["id"] = "$response.body#/id"
+    return {
+        f"{key}Interaction": {
+            "operationId": _OPERATION_IDS[key] + suffix,
+            "parameters": parameters,
+            "description": f"The `{key}` of this interaction (not after `store: false`: it has no id)",
+        }
+        for key in ("get", "cancel", "delete")
+    }
 
 
 def _create() -> Json:
@@ -370,7 +467,9 @@ def _get() -> Json:
         ],
         "responses": {
             "200": _reply(
-                "The interaction with its whole timeline; its events with `stream=true`.", stream=True
+                "The interaction with its whole timeline; its events with `stream=true`.",
+                stream=True,
+                stored=True,
             ),
             **_errors(e400="A bad flag value, or a bad `last_event_id`", e404=_NOT_FOUND),
         },
@@ -381,7 +480,7 @@ def _cancel() -> Json:
     return {
         "summary": "Cancel a queued or running interaction",
         "responses": {
-            "200": _reply("The cancelled interaction, with any output made before the cancel"),
+            "200": _reply("The cancelled interaction, with any output made before the cancel", stored=True),
             **_errors(e400="The interaction has already finished", e404=_NOT_FOUND),
         },
     }
@@ -415,7 +514,7 @@ def _interaction_paths() -> Json:
     for prefix, names, suffix, tag in prefixes:
         base = [_PARAMETERS[name] for name in names]
         item = [*base, _PARAMETERS["InteractionId"]]
-        operations = _operations(suffix, tag)
+        operations = _operations(suffix, tag, [_PARAMETERS[name]["name"] for name in names])
         paths[f"{prefix}/interactions"] = {"parameters": base, "post": operations["create"]}
         paths[f"{prefix}/interactions/{{id}}"] = {
             "parameters": item,
