@@ -26,10 +26,10 @@ OPERATIONS = {
 }
 #: the error statuses each operation can answer, from errors.py and the handlers
 ERRORS = {
-    "CreateInteraction": {"400", "401", "404", "413", "429", "500", "502", "504"},
-    "getInteractionById": {"400", "401", "404", "500"},
-    "cancelInteractionById": {"400", "401", "404", "500"},
-    "deleteInteraction": {"401", "404", "500"},
+    "CreateInteraction": {"400", "401", "404", "413", "429", "500", "502", "503", "504"},
+    "getInteractionById": {"400", "401", "404", "500", "503"},
+    "cancelInteractionById": {"400", "401", "404", "500", "503"},
+    "deleteInteraction": {"401", "404", "500", "503"},
 }
 
 
@@ -153,6 +153,12 @@ def test_error_responses(document: dict[str, Any]) -> None:
                 assert schema == {"$ref": "#/components/schemas/ErrorBody"}
     create = operations(document)["CreateInteraction"]
     assert "Retry-After" in create["responses"]["429"]["headers"]
+    # Redis away: every operation answers 503 with a Retry-After (tests/test_redis_outage.py)
+    for name, operation in operations(document).items():
+        assert operation["responses"]["503"]["headers"] == {
+            "Retry-After": {"$ref": "#/components/headers/RetrySoon"}
+        }, name
+    assert document["components"]["headers"]["RetrySoon"]["required"] is True
 
 
 def test_every_response_has_a_description(document: dict[str, Any]) -> None:

@@ -336,14 +336,21 @@ _HEADERS: Json = {
     "RetryAfter": {
         "description": "Seconds to wait, when the upstream said",
         "schema": {"type": "integer", "minimum": 1},
-    }
+    },
+    "RetrySoon": {
+        "description": "Seconds to wait before trying again",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+    },
 }
 
 
 def _errors(**statuses: str) -> Json:
-    """Error responses, keyed `e400=...`; every operation can also answer 401 and 500."""
+    """Error responses, keyed `e400=...`; every operation can also answer 401, 500 and 503."""
     described = {"e401": "No API key, or a key this server does not accept", **statuses}
     described.setdefault("e500", "An unexpected error in this server (logged)")
+    # errors.handle: Redis not answering within store.redis_timeout_seconds, on any call
+    described.setdefault("e503", "Redis is unavailable or not answering (`UNAVAILABLE`); try again soon")
     responses: Json = {}
     for key, text in sorted(described.items()):
         status = key.removeprefix("e")
@@ -353,6 +360,7 @@ def _errors(**statuses: str) -> Json:
         }
     if "429" in responses:
         responses["429"]["headers"] = {"Retry-After": _ref("RetryAfter", "headers")}
+    responses["503"]["headers"] = {"Retry-After": _ref("RetrySoon", "headers")}
     return responses
 
 
