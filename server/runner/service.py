@@ -51,6 +51,8 @@ Enqueue = Callable[[str, str, int], Awaitable[None]]
 
 #: how long a repeated Idempotency-Key waits for the first call's answer
 _IDEMPOTENT_WAIT_SECONDS = 600.0
+#: how long it waits for the first call's record to appear (it is stored milliseconds after the key)
+_STORING_SECONDS = 1.0
 
 LOST_WORKER = "The worker running this interaction was lost"
 LOST_SERVER = "The server running this interaction was lost"
@@ -143,13 +145,14 @@ class InteractionService:
             return self._start(spec, request.stream, stateless=True)
 
         interaction_id = new_id()
+        prev = request.previous_interaction_id
+        if prev is not None and not is_interaction_id(prev):
+            # before the key is remembered: a refused create must not leave it pointing at nothing
+            raise NotFound(prev)
         if idempotency_key is not None:
             repeated = await self._idempotent(tenant, idempotency_key, interaction_id, body)
             if repeated is not None:
                 return repeated
-        prev = request.previous_interaction_id
-        if prev is not None and not is_interaction_id(prev):
-            raise NotFound(prev)
         generation = self.histories.generation(tenant)
         cached = self.histories.get(tenant, prev) if prev else None
         walk = bool(prev) and cached is None
@@ -260,15 +263,18 @@ class InteractionService:
             raise InvalidArgument(
                 "This Idempotency-Key was used with a different request body", "Idempotency-Key"
             )
-        deadline = asyncio.get_running_loop().time() + _IDEMPOTENT_WAIT_SECONDS
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         while True:
             try:
                 record = await self.repository.get(tenant, known_id)
             except NotFound:
-                record = None  # the first request is still storing it
+                record = None
+            if record is None and loop.time() - started > _STORING_SECONDS:
+                break  # not the first request still storing it: deleted since, or its create failed
             # a repeated foreground call answers like the first one: once it has finished
             waiting = record is None or (not record.background and record.status in st.RUNNING)
-            if not waiting or asyncio.get_running_loop().time() > deadline:
+            if not waiting or loop.time() - started > _IDEMPOTENT_WAIT_SECONDS:
                 break
             await asyncio.sleep(0.05)
         if record is None:
