@@ -100,8 +100,18 @@ def parse(url: str) -> RedisTarget:
     return RedisTarget(url=url, unix=scheme == "unix")
 
 
-def _pool_options(target: RedisTarget) -> dict[str, Any]:
-    return {} if target.unix else {"socket_keepalive": True}
+def _pool(
+    target: RedisTarget, size: int, *, wait: float, connect: float, read: float
+) -> BlockingConnectionPool:
+    return BlockingConnectionPool.from_url(
+        target.url,
+        max_connections=size,
+        timeout=wait,
+        socket_connect_timeout=connect,
+        socket_timeout=read,
+        # TCP only: redis-py refuses it on a unix socket
+        **({} if target.unix else {"socket_keepalive": True}),
+    )
 
 
 def build(
@@ -118,33 +128,19 @@ def build(
     Every command is bounded by `timeout` (a hung Redis is an error, not a hang); the blocking client's
     reads may block for up to `longest_block` more."""
     commands = BoundedArqRedis(
-        BlockingConnectionPool.from_url(
-            target.url,
-            max_connections=_COMMAND_CONNECTIONS,
-            # waiting for a free connection: this process's own queue under a burst (each command
-            # holding one is bounded), so longer than a command
-            timeout=_QUEUE_SECONDS,
-            socket_connect_timeout=timeout,
-            socket_timeout=timeout,
-            **_pool_options(target),
-        ),
+        # waiting for a free connection is this process's own queue under a burst (each command holding
+        # one is bounded), so it may take longer than a command
+        _pool(target, _COMMAND_CONNECTIONS, wait=_QUEUE_SECONDS, connect=timeout, read=timeout),
         job_serializer=serializer,
         job_deserializer=deserializer,
         default_queue_name=queue_name,
     )
     commands.bound = timeout
+    read = longest_block + timeout
     blocking = BoundedRedis(
-        connection_pool=BlockingConnectionPool.from_url(
-            target.url,
-            max_connections=_BLOCKING_CONNECTIONS,
-            # waiting for a free connection of the pool
-            timeout=timeout,
-            socket_connect_timeout=timeout,
-            socket_timeout=longest_block + timeout,
-            **_pool_options(target),
-        )
+        connection_pool=_pool(target, _BLOCKING_CONNECTIONS, wait=timeout, connect=timeout, read=read)
     )
-    blocking.bound = longest_block + timeout
+    blocking.bound = read
     return commands, blocking
 
 
