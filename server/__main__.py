@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from importlib.metadata import version
 
 from granian import Granian
-from granian.constants import Interfaces, Loops
+from granian.constants import HTTPModes, Interfaces, Loops
+from granian.http import HTTP1Settings
 
 from . import settings as settings_module
 from .config_errors import ConfigError
@@ -128,6 +129,13 @@ def serve(settings: Settings, url: str, *, embedded: bool) -> int:
         workers=settings.http.web_processes,
         loop=Loops.uvloop,
         log_access=False,
+        # HTTP/1 only: in "auto" granian reads a connection's first bytes (to tell HTTP/2) with no timeout,
+        # so a client that connected and sent nothing was held forever
+        http=HTTPModes.http1,
+        backpressure=settings.http.max_connections,
+        http1_settings=HTTP1Settings(
+            header_read_timeout=round(settings.http.header_read_timeout_seconds * 1000)
+        ),
     )
     try:
         server.serve()

@@ -71,6 +71,16 @@ class HttpSettings(Section):
     web_processes: PositiveInt = 1
     max_body_bytes: PositiveInt = 20 * 1024 * 1024
     strict_unknown_fields: bool = False
+    #: how long a client has to send a request's headers, counted from the connection's start or the end
+    #: of its previous request: a slower client, or a kept-alive connection idle for longer, is closed
+    #: (granian's HTTP/1 header read timeout, at most 60 s)
+    header_read_timeout_seconds: Annotated[float, msgspec.Meta(gt=0, le=60)] = 10.0
+    #: how long a request body may take to arrive whole; a slower one is answered 408 and its connection
+    #: closed (granian has no body timeout: the create handler bounds its read)
+    body_read_timeout_seconds: PositiveFloat = 60.0
+    #: connections one web process holds at once, each of them counted from its accept to its close
+    #: (granian's backpressure); more wait in the listen backlog
+    max_connections: PositiveInt = 4096
 
 
 class AuthSettings(Section):
