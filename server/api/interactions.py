@@ -3,6 +3,7 @@ optional Vertex `projects/{p}/locations/{l}/` segment."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -76,17 +77,23 @@ def _boolean(raw: str | None, name: str) -> bool | None:
     raise InvalidArgument(f"Expected true or false, got {raw!r}", name)
 
 
-async def _body(request: Request[Any, Any, Any], limit: int) -> bytes:
+async def _body(request: Request[Any, Any, Any], limit: int, within: float) -> bytes:
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > limit:
         raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        # granian times out slow headers but not slow bodies: a stalled upload would hold its connection
+        async with asyncio.timeout(within):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        message = f"The request body did not arrive within {within:g} s (http.body_read_timeout_seconds)"
+        raise ApiError(408, message, {"connection": "close"}) from None
     return b"".join(chunks)
 
 
@@ -95,7 +102,7 @@ async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
     state = _state(request)
     tenant = state.auth.tenant(request)
     http = state.settings.http
-    body = await _body(request, http.max_body_bytes)
+    body = await _body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     create, steps, warnings = decode_create(body, strict=http.strict_unknown_fields)
     outcome = await state.service.create(
         tenant,
