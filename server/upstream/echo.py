@@ -61,7 +61,11 @@ class EchoBackend:
     async def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         history = request.history
         prompt = _last_user_text(history)
-        input_words = await _count_words(history)
+        # a long text is counted in slices, with the loop handed back in between
+        long_texts: list[str] = []
+        input_words = _count_words(history, long_texts)
+        for text in long_texts:
+            input_words += await _words_in(text)
         tools = [t for t in request.config.tools or () if isinstance(t, FunctionTool)]
         results = _trailing_results(history)
         if tools and not results:
@@ -108,22 +112,26 @@ class _Words:
         self.truncated = False
 
     def __iter__(self) -> Iterator[str]:
-        matches = _WORD.finditer(self.text.strip())
-        match = next(matches, None)
-        word = match.group() if match is not None else ""
+        text = self.text.strip()
+        # a short text is split at once; a long one as its words are sent
+        if len(text) <= _CHARS_PER_YIELD:
+            words: Iterator[str] = iter(_WORD.findall(text))
+        else:
+            words = (match.group() for match in _WORD.finditer(text))
+        word = next(words, "")
         produced = 0
         while True:
             if produced >= self.limit:
                 self.truncated = True
                 return
-            following = next(matches, None)
+            following = next(words, None)
             if following is not None and produced + 1 == self.limit:
                 word = word.rstrip()
             produced += 1
             yield word
             if following is None:
                 return
-            word = following.group()
+            word = following
 
 
 class _NoConfig:
@@ -159,8 +167,9 @@ def _trailing_results(history: list[Step]) -> list[FunctionResultStep]:
     return results[::-1]
 
 
-async def _count_words(history: list[Step]) -> int:
-    """The words of everything the model was given (a loop, not a call per step: chains get long)."""
+def _count_words(history: list[Step], long_texts: list[str]) -> int:
+    """The words of everything the model was given (a loop, not a call per step: chains get long), but for
+    the texts too long to split at once: those are added to `long_texts`."""
     words = 0
     for step in history:
         if isinstance(step, (UserInputStep, ModelOutputStep)):
@@ -168,14 +177,15 @@ async def _count_words(history: list[Step]) -> int:
         elif isinstance(step, ThoughtStep):
             items = step.summary or []
         elif isinstance(step, FunctionResultStep):
-            words += await _words_in(_result_text(step.result))
-            continue
+            items = [TextContent(text=_result_text(step.result))]
         else:
             continue
         for item in items:
             if isinstance(item, TextContent):
-                text = item.text
-                words += len(text.split()) if len(text) <= _CHARS_PER_YIELD else await _words_in(text)
+                if len(item.text) <= _CHARS_PER_YIELD:
+                    words += len(item.text.split())
+                else:
+                    long_texts.append(item.text)
     return words
 
 
