@@ -146,16 +146,7 @@ class Runner:
         down) propagates, with nothing settled: the caller hands the run back to the queue."""
         turn = TurnBuilder()
         stored = spec.interaction_id is not None and self.repository is not None
-        entry = None
-        if stored and not spec.deferred and self.writer is not None and spec.tenant and spec.interaction_id:
-            # the writer renews the lease and reports a cancel or a takeover it sees in Redis
-            def refused(outcome: str) -> None:
-                reason = {"fenced": reasons.FENCED, UNWRITABLE: reasons.UNAVAILABLE}.get(outcome)
-                handle.stop(reason or reasons.CANCELLED)
-
-            entry = self.writer.register(
-                spec.tenant, spec.interaction_id, spec.fence, refused, listener if spec.logged else None
-            )
+        entry = self._register(spec, handle, listener) if stored and not spec.deferred else None
         state = _State(spec, listener, self.writer, entry)
         if spec.announce:
             state.emit(InteractionCreated(interaction=self._snapshot(spec, st.IN_PROGRESS)))
@@ -173,17 +164,8 @@ class Runner:
             except asyncio.CancelledError:
                 if handle.reason is None or (handle.reason == reasons.SHUTDOWN and not produced):
                     raise
-                if handle.reason == reasons.FENCED:
-                    await self._release(state)
-                    await self._end_from_log(spec, state)
-                    return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
-                if handle.reason == reasons.UNAVAILABLE:
-                    # nothing can be written: the reaper settles it from its log once Redis is back
-                    await self._release(state)
-                    if state.listener is not None:
-                        state.listener.put_nowait(sse.unavailable_frame())
-                        state.listener.put_nowait(END)
-                    return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
+                if handle.reason in (reasons.FENCED, reasons.UNAVAILABLE):
+                    return await self._abandon(spec, state, handle.reason)
                 status = st.FAILED if handle.reason == reasons.SHUTDOWN else st.CANCELLED
             except UpstreamError as exc:
                 error = exc
@@ -204,6 +186,31 @@ class Runner:
             # its caller gets an HTTP error and no id: there is nothing anyone could read back
             stored = False
         return await self._settle(spec, state, handle, status, output, error, produced, stored)
+
+    def _register(self, spec: RunSpec, handle: RunHandle, listener: Listener | None) -> LogEntry | None:
+        """Hand a stored run to the writer, which renews its lease and reports a cancel, a takeover or a
+        log it cannot write."""
+        if self.writer is None or not spec.tenant or not spec.interaction_id:
+            return None
+
+        def refused(outcome: str) -> None:
+            reason = {"fenced": reasons.FENCED, UNWRITABLE: reasons.UNAVAILABLE}.get(outcome)
+            handle.stop(reason or reasons.CANCELLED)
+
+        return self.writer.register(
+            spec.tenant, spec.interaction_id, spec.fence, refused, listener if spec.logged else None
+        )
+
+    async def _abandon(self, spec: RunSpec, state: _State, reason: str) -> RunResult:
+        """Stop without settling: another process owns the interaction now (its end is in the log), or
+        nothing can be written (the reaper settles it from its log once Redis is back)."""
+        await self._release(state)
+        if reason == reasons.FENCED:
+            await self._end_from_log(spec, state)
+        elif state.listener is not None:
+            state.listener.put_nowait(sse.unavailable_frame())
+            state.listener.put_nowait(END)
+        return RunResult(interaction=self._snapshot(spec, st.IN_PROGRESS), fenced=True)
 
     # -- upstream --------------------------------------------------------------------------------------
 
