@@ -435,23 +435,28 @@ class InteractionService:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            # the worker is shutting down: stop the run; one that made no output yet goes back to the
-            # queue, one that did settles as failed with its output (a re-run would repeat it), and one
-            # already writing its end is let finish
-            if handle.settling:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asyncio.shield(task)
-                raise
-            settled = False
-            if not task.done():
-                handle.reason = SHUTDOWN
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-                    settled = True
-            if not settled:
-                await self.hand_back(tenant, interaction_id, claim.fence, refund=True)
+            await self._shut_down(handle, task, tenant, interaction_id, claim.fence)
             raise
+
+    async def _shut_down(
+        self, handle: RunHandle, task: asyncio.Task[RunResult], tenant: str, interaction_id: str, fence: int
+    ) -> None:
+        """The worker is shutting down: stop the run. One that made no output yet goes back to the queue,
+        one that did settles as failed with its output (a re-run would repeat it), and one already
+        writing its end is let finish."""
+        if handle.settling:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(task)
+            return
+        settled = False
+        if not task.done():
+            handle.reason = SHUTDOWN
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+                settled = True
+        if not settled:
+            await self.hand_back(tenant, interaction_id, fence, refund=True)
 
     async def _history(self, tenant: str, previous_interaction_id: str | None, generation: int) -> list[Step]:
         if not previous_interaction_id:
