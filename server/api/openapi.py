@@ -450,6 +450,8 @@ def _create() -> Json:
                 "refused (`FAILED_PRECONDITION` when it refused this server's credentials)",
                 e404="`previous_interaction_id` names no interaction of this API key, or an unknown API "
                 "version",
+                e408="The body did not arrive within `http.body_read_timeout_seconds`; the connection is "
+                "closed",
                 e413="The body is larger than `http.max_body_bytes`, or the upstream found it too large",
                 e429="The upstream is rate limited (foreground calls)",
                 e502="The upstream failed (foreground calls)",

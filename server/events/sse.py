@@ -47,6 +47,7 @@ def event_id(seq: int, kind: str = LOGGED) -> str:
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """(kind, sequence number) of one of our event ids, or None."""
     kind, _, number = value.partition("_")
-    if kind not in (LOGGED, REBUILT) or not number.isdigit():
+    # isdigit() alone takes any script's digits ("٣"), which int() then reads
+    if kind not in (LOGGED, REBUILT) or not (number.isascii() and number.isdigit()):
         return None
     return kind, int(number)

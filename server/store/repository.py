@@ -21,7 +21,9 @@ class NotFound(Exception):
     """An interaction that does not exist for this tenant (unknown, expired, deleted or someone else's)."""
 
     def __init__(self, interaction_id: str) -> None:
-        super().__init__(f"Interaction {interaction_id!r} was not found")
+        # an id as sent can be megabytes long: the message shows its start
+        shown = interaction_id if len(interaction_id) <= 80 else interaction_id[:80] + "..."
+        super().__init__(f"Interaction {shown!r} was not found")
         self.interaction_id = interaction_id
 
 
