@@ -26,7 +26,7 @@ OPERATIONS = {
 }
 #: the error statuses each operation can answer, from errors.py and the handlers
 ERRORS = {
-    "CreateInteraction": {"400", "401", "404", "413", "429", "500", "502", "503", "504"},
+    "CreateInteraction": {"400", "401", "404", "408", "413", "429", "500", "502", "503", "504"},
     "getInteractionById": {"400", "401", "404", "500", "503"},
     "cancelInteractionById": {"400", "401", "404", "500", "503"},
     "deleteInteraction": {"401", "404", "500", "503"},
