@@ -3,7 +3,6 @@ optional Vertex `projects/{p}/locations/{l}/` segment."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -16,6 +15,7 @@ from ..protocol.codec import InvalidArgument, decode_create, json_encoder
 from ..protocol.interaction import is_interaction_id
 from ..runner import render
 from ..runner.service import Queued
+from .body import read_body
 from .errors import ApiError, upstream_error
 from .state import AppState
 from .streams import run_frames, sse_response
@@ -77,78 +77,12 @@ def _boolean(raw: str | None, name: str) -> bool | None:
     raise InvalidArgument(f"Expected true or false, got {raw!r}", name)
 
 
-class _BodyDeadlines:
-    """The request bodies a process is reading, each with its deadline (granian times out slow headers but
-    not slow bodies: a stalled upload would hold its connection forever). One timer looks for late ones
-    while there are any, rather than a timer per request: `asyncio.timeout` around each read cost about 5%
-    of a create's CPU."""
-
-    #: how often the timer looks: a late body is cut off at most this much after its deadline
-    SWEEP_SECONDS = 0.5
-
-    def __init__(self) -> None:
-        self.reading: dict[asyncio.Task[Any], float] = {}
-        self.late: set[asyncio.Task[Any]] = set()
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def add(self, task: asyncio.Task[Any], seconds: float) -> None:
-        loop = task.get_loop()
-        self.reading[task] = loop.time() + seconds
-        if self.loop is not loop:
-            self.loop = loop
-            loop.call_later(self.SWEEP_SECONDS, self._sweep, loop)
-
-    def done(self, task: asyncio.Task[Any]) -> None:
-        del self.reading[task]
-        self.late.discard(task)
-
-    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
-        now = loop.time()
-        for task, deadline in list(self.reading.items()):
-            if deadline <= now and task.get_loop() is loop and task not in self.late:
-                self.late.add(task)
-                task.cancel()
-        if self.reading and self.loop is loop:
-            loop.call_later(self.SWEEP_SECONDS, self._sweep, loop)
-        elif self.loop is loop:
-            self.loop = None
-
-
-_BODY_DEADLINES = _BodyDeadlines()
-
-
-async def _body(request: Request[Any, Any, Any], limit: int, within: float) -> bytes:
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > limit:
-        raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    task = asyncio.current_task()
-    assert task is not None
-    _BODY_DEADLINES.add(task, within)
-    try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
-            chunks.append(chunk)
-    except asyncio.CancelledError:
-        if task not in _BODY_DEADLINES.late:
-            raise
-        task.uncancel()
-        message = f"The request body did not arrive within {within:g} s (http.body_read_timeout_seconds)"
-        raise ApiError(408, message, {"connection": "close"}) from None
-    finally:
-        _BODY_DEADLINES.done(task)
-    return b"".join(chunks)
-
-
 @post(COLLECTION, status_code=200)
 async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     state = _state(request)
     tenant = state.auth.tenant(request)
     http = state.settings.http
-    body = await _body(request, http.max_body_bytes, http.body_read_timeout_seconds)
+    body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     create, steps, warnings = decode_create(body, strict=http.strict_unknown_fields)
     outcome = await state.service.create(
         tenant,
