@@ -13,13 +13,14 @@ import math
 import os
 import time
 from collections.abc import AsyncGenerator
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import msgspec
 
 from ..settings import ModelRoute
 from .base import UpstreamError, UpstreamEvent, UpstreamRequest
+from .stream import StreamDecoder
 
 _encoder = msgspec.json.Encoder()
 ERROR_BODY_LIMIT = 64 * 1024
@@ -59,11 +60,11 @@ async def post_stream(
     backend: str,
     url: str,
     headers: dict[str, str],
-    body: dict[str, Any],
+    body: msgspec.Struct | dict[str, Any],
     *,
     deadline_seconds: float,
 ) -> AsyncGenerator[bytes, None]:
-    """POST `body` and yield the response body as it arrives.
+    """POST `body` (a provider's wire Struct) and yield the response body as it arrives.
 
     The deadline is checked around each of our own awaits only: an `asyncio.timeout` held across `yield`
     would fire inside whatever the consumer is doing and look like a cancellation of it. Cancelling the
@@ -196,16 +197,6 @@ def _google_retry_delay(raw: bytes) -> float | None:
     return None
 
 
-class StreamDecoder(Protocol):
-    """A backend's sans-I/O stream decoder: raw body bytes in, normalised events out."""
-
-    def feed_bytes(self, chunk: bytes) -> list[UpstreamEvent]: ...
-
-    def close(self) -> list[UpstreamEvent]:
-        """The body ended: the last events, ending in exactly one `Finished` (or an `UpstreamError`)."""
-        ...
-
-
 class HTTPBackend:
     """What the three HTTP backends share: one pooled client, the route, and the streaming loop."""
 
@@ -222,7 +213,7 @@ class HTTPBackend:
         await self.client.aclose()
 
     async def _run(
-        self, url: str, headers: dict[str, str], body: dict[str, Any], decoder: StreamDecoder
+        self, url: str, headers: dict[str, str], body: msgspec.Struct | dict[str, Any], decoder: StreamDecoder
     ) -> AsyncGenerator[UpstreamEvent, None]:
         chunks = post_stream(
             self.client, self.name, url, headers, body, deadline_seconds=self.route.deadline_seconds

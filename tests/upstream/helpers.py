@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from server.protocol.codec import convert
 from server.protocol.content import TextContent
 from server.protocol.interaction import InteractionConfig
@@ -23,3 +25,9 @@ def user(text: str) -> UserInputStep:
 
 def deltas(events: list[UpstreamEvent]) -> list[Any]:
     return [e.delta for e in events if isinstance(e, StepDelta)]
+
+
+def sent(body: msgspec.Struct) -> dict[str, Any]:
+    """A request body as the upstream receives it: JSON, with the wire's own field names."""
+    value: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(body))
+    return value

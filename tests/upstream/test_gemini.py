@@ -21,7 +21,7 @@ from server.protocol.steps import (
     UserInputStep,
 )
 from server.settings import ModelRoute
-from server.upstream import native
+from server.upstream import gemini, native
 from server.upstream.base import (
     Finished,
     StepEnded,
@@ -31,7 +31,7 @@ from server.upstream.base import (
     UpstreamRequest,
     UsageReported,
 )
-from server.upstream.gemini import GeminiBackend, GeminiDecoder, build_body
+from server.upstream.gemini import GeminiBackend, GeminiDecoder
 from tests.fakes.gemini import (
     chunk,
     gemini_error,
@@ -51,6 +51,10 @@ KEY_ENV = "IX_TEST_GEMINI_KEY"
 
 def request(history: list[Step], model: str = "gemini-3-flash", **config: Any) -> UpstreamRequest:
     return helpers.request(history, model, **config)
+
+
+def build_body(request: UpstreamRequest) -> dict[str, Any]:
+    return helpers.sent(gemini.build_body(request))
 
 
 def decode(raw: bytes) -> list[UpstreamEvent]:
@@ -349,6 +353,17 @@ def test_decode_truncated_stream_and_error_chunk() -> None:
     with pytest.raises(UpstreamError) as caught:
         decode(sse({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}))
     assert caught.value.status == 503 and "overloaded" in caught.value.message
+
+
+def test_decode_skips_what_it_does_not_model() -> None:
+    """Grounding, safety ratings, a part kind added later, and the `[DONE]` some imitations send."""
+    body = chunk(
+        [{"text": "Paris."}, {"videoMetadata": {"fps": 1}, "partMetadata": {}}], finish="STOP", meta=usage()
+    )
+    body["candidates"][0] |= {"groundingMetadata": {"webSearchQueries": ["x"]}, "safetyRatings": []}
+    events = decode(sse(body) + sse("[DONE]"))
+    assert deltas(events) == [TextDelta(text="Paris.")]
+    assert events[-1] == Finished(status="completed")
 
 
 # ---------------------------------------------------------------------------------------------------------
