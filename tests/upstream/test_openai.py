@@ -21,7 +21,7 @@ from server.protocol.steps import (
     UserInputStep,
 )
 from server.settings import ModelRoute
-from server.upstream import native
+from server.upstream import native, openai
 from server.upstream.base import (
     Finished,
     StepStarted,
@@ -30,7 +30,7 @@ from server.upstream.base import (
     UpstreamRequest,
     UsageReported,
 )
-from server.upstream.openai import OpenAIBackend, OpenAIDecoder, build_body
+from server.upstream.openai import OpenAIBackend, OpenAIDecoder
 from tests.fakes.http import FakeServer, drain, sse
 from tests.fakes.openai import (
     chunk,
@@ -50,6 +50,10 @@ KEY_ENV = "IX_TEST_OPENAI_KEY"
 
 def request(history: list[Step], model: str = "local-model", **config: Any) -> UpstreamRequest:
     return helpers.request(history, model, **config)
+
+
+def build_body(request: UpstreamRequest, base_url: str = "") -> dict[str, Any]:
+    return helpers.sent(openai.build_body(request, base_url))
 
 
 def decode(raw: bytes) -> list[UpstreamEvent]:
@@ -280,6 +284,22 @@ def test_decode_errors() -> None:
     with pytest.raises(UpstreamError) as caught:
         decode(sse(chunk({"content": "cut"})))  # no finish_reason and no [DONE]
     assert caught.value.status == 0
+
+
+def test_decode_tolerates_what_servers_vary_in() -> None:
+    """Extra fields, a list as content (Mistral), arguments sent whole, a call without an index."""
+    call = {"id": "c1", "function": {"name": "f", "arguments": {"x": 1}}}
+    raw = sse({**chunk({"content": [{"type": "thinking", "thinking": "..."}]}), "x_groq": {"id": "q"}})
+    raw += sse(chunk({"content": "ok", "tool_calls": [call]}, finish="tool_calls")) + sse("[DONE]")
+    events = decode(raw)
+    assert deltas(events) == [TextDelta(text="ok"), ArgumentsDelta(arguments='{"x":1}')]
+    assert events[-1] == Finished(status="requires_action")
+
+
+def test_decode_a_field_of_the_wrong_type_is_malformed() -> None:
+    with pytest.raises(UpstreamError) as caught:
+        decode(sse(chunk({"content": 5})))
+    assert caught.value.status == 0 and "$.choices[0].delta.content" in caught.value.message
 
 
 # ---------------------------------------------------------------------------------------------------------
