@@ -1,1 +1,1 @@
-"""Model backends: one module per provider, sans-I/O stream decoders, and model routing."""
+"""Model backends: one package per provider, sans-I/O stream decoders, and model routing."""

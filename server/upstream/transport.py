@@ -13,7 +13,6 @@ import math
 import os
 import time
 from collections.abc import AsyncGenerator
-from typing import Any
 
 import httpx
 import msgspec
@@ -60,7 +59,7 @@ async def post_stream(
     backend: str,
     url: str,
     headers: dict[str, str],
-    body: msgspec.Struct | dict[str, Any],
+    body: msgspec.Struct,
     *,
     deadline_seconds: float,
 ) -> AsyncGenerator[bytes, None]:
@@ -213,7 +212,7 @@ class HTTPBackend:
         await self.client.aclose()
 
     async def _run(
-        self, url: str, headers: dict[str, str], body: msgspec.Struct | dict[str, Any], decoder: StreamDecoder
+        self, url: str, headers: dict[str, str], body: msgspec.Struct, decoder: StreamDecoder
     ) -> AsyncGenerator[UpstreamEvent, None]:
         chunks = post_stream(
             self.client, self.name, url, headers, body, deadline_seconds=self.route.deadline_seconds

@@ -21,8 +21,8 @@ from server.protocol.steps import (
     UserInputStep,
 )
 from server.settings import ModelRoute
-from server.upstream import native
-from server.upstream.anthropic import AnthropicBackend, AnthropicDecoder, build_body
+from server.upstream import anthropic, native
+from server.upstream.anthropic import AnthropicBackend, AnthropicDecoder
 from server.upstream.base import (
     Finished,
     StepStarted,
@@ -47,7 +47,7 @@ from tests.fakes.anthropic import (
     text_block,
 )
 from tests.fakes.gemini import gemini_function_call_script
-from tests.fakes.http import FakeServer, drain
+from tests.fakes.http import FakeServer, drain, sse
 
 from . import helpers
 from .helpers import deltas, user
@@ -57,6 +57,10 @@ KEY_ENV = "IX_TEST_ANTHROPIC_KEY"
 
 def request(history: list[Step], model: str = "claude-test", **config: Any) -> UpstreamRequest:
     return helpers.request(history, model, **config)
+
+
+def build_body(request: UpstreamRequest) -> dict[str, Any]:
+    return helpers.sent(anthropic.build_body(request))
 
 
 def decode(raw: bytes) -> list[UpstreamEvent]:
@@ -269,6 +273,55 @@ def test_decode_error_event_after_200() -> None:
     with pytest.raises(UpstreamError) as caught:
         decode(raw_of([message_start(), *text_block(0, "cut")]))  # no message_delta: truncated
     assert caught.value.status == 0
+
+
+def test_decode_skips_types_it_does_not_know() -> None:
+    """A server tool's blocks (and their input), a citation and an event added later are not errors."""
+    server_tool = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    events = decode(
+        raw_of(
+            [
+                message_start(),
+                {"type": "future_event", "detail": {"x": 1}},
+                block_start(0, server_tool),
+                block_delta(0, {"type": "input_json_delta", "partial_json": '{"query": "x"}'}),
+                block_stop(0),
+                block_start(1, {"type": "text", "text": "", "citations": None}),
+                block_delta(1, {"type": "citations_delta", "citation": {"cited_text": "y"}}),
+                block_delta(1, {"type": "text_delta", "text": "Found it."}),
+                block_stop(1),
+                *message_end(),
+            ]
+        )
+    )
+    assert [type(e.step).__name__ for e in events if isinstance(e, StepStarted)] == ["ModelOutputStep"]
+    assert deltas(events) == [TextDelta(text="Found it.")]
+    assert events[-1] == Finished(status="completed")
+
+
+def test_decode_data_without_type_by_its_event_name() -> None:
+    raw = b"".join(
+        sse({k: v for k, v in data.items() if k != "type"}, event=data["type"])
+        for data in [message_start(), *text_block(0, "a b"), *message_end()]
+    )
+    events = decode(raw)
+    assert "".join(d.text for d in deltas(events) if isinstance(d, TextDelta)) == "a b"
+    assert events[-1] == Finished(status="completed")
+
+
+def test_decode_known_event_of_the_wrong_shape_is_malformed() -> None:
+    with pytest.raises(UpstreamError) as caught:
+        decode(
+            raw_of(
+                [
+                    message_start(),
+                    block_start(0, {"type": "text", "text": ""}),
+                    block_delta(0, {"type": "text_delta", "text": 5}),
+                ]
+            )
+        )
+    assert caught.value.status == 0 and "malformed stream event" in caught.value.message
+    assert "$.delta.text" in caught.value.message
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""The Anthropic backend: `/v1/messages` under the route's base URL, with the API version and key headers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from ...protocol.steps import UserInputStep
+from ...protocol.tools import FunctionTool
+from ..base import UpstreamEvent, UpstreamRequest
+from ..emit import unsupported_tool
+from ..transport import HTTPBackend, api_key, join_url
+from .decode import AnthropicDecoder
+from .request import build_body, check_content
+from .wire import API_VERSION, KIND
+
+
+class AnthropicBackend(HTTPBackend):
+    kind = KIND
+    default_base_url = "https://api.anthropic.com"
+
+    def check(self, request: UpstreamRequest) -> None:
+        for index, tool in enumerate(request.config.tools or []):
+            if not isinstance(tool, FunctionTool):
+                raise unsupported_tool(self.name, tool, index)
+        for step in request.history:
+            if isinstance(step, UserInputStep) and isinstance(step.content, list):
+                for item in step.content:
+                    check_content(item, self.name)
+
+    def url(self) -> str:
+        return join_url(self.base_url, "/v1/messages")
+
+    def headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        key = api_key(self.route)
+        if key:
+            headers["x-api-key"] = key
+        return headers
+
+    def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
+        body = build_body(request, self.name)
+        body.model = self.upstream_model(request)
+        return self._run(self.url(), self.headers(), body, AnthropicDecoder(self.name))
