@@ -17,6 +17,7 @@ from .launch import orphans
 from .runner.handle import DISCONNECTED
 from .runtime import Runtime
 from .settings import Settings
+from .worker_host import WorkerHost
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -28,8 +29,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
         runtime = await Runtime.open(settings)
         host = None
         if settings.worker.embedded:
-            from workers.host import WorkerHost
-
             host = WorkerHost(runtime)
             await host.start()
         # everything built so far lives as long as the process: keep it out of the collector's full passes
@@ -38,7 +37,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             settings=settings,
             unready=runtime.unready,
             auth=Authenticator(settings.auth),
-            service=runtime.service,
+            creator=runtime.creator,
+            control=runtime.control,
             events=runtime.events,
         )
         try:

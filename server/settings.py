@@ -118,6 +118,11 @@ class RunnerSettings(Section):
     keepalive_seconds: PositiveFloat = 15.0
     reaper_interval_seconds: PositiveFloat = 1.0
 
+    @property
+    def pickup_ms(self) -> int:
+        """How long a queued job may wait before the reaper looks for it (and then again, while it waits)."""
+        return int(self.pickup_seconds * 1000)
+
 
 class WorkerSettings(Section):
     max_jobs: PositiveInt = 100

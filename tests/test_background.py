@@ -192,7 +192,7 @@ async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:
     try:
         from arq.connections import ArqRedis
 
-        from server.runtime import job_serializer
+        from server.store.jobs import job_serializer
 
         arq = ArqRedis(connection_pool=redis.connection_pool, job_serializer=job_serializer)
         await arq.enqueue_job("run_interaction", tenant, reply.id, 0, _queue_name="ix:queue", _job_id="again")

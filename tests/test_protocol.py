@@ -510,39 +510,6 @@ def test_all_nine_statuses_exist() -> None:
     assert st.TERMINAL <= st.FINISHED
 
 
-def test_in_progress_can_reach_every_finished_status() -> None:
-    for new in st.FINISHED:
-        assert st.can_move(st.IN_PROGRESS, new), new
-        assert st.IN_PROGRESS in st.sources_of(new)
-
-
-def test_queued_moves() -> None:
-    assert st.can_move(st.QUEUED, st.IN_PROGRESS)
-    assert st.can_move(st.QUEUED, st.CANCELLED)
-    assert st.can_move(st.QUEUED, st.FAILED)
-    # a queued interaction has produced nothing: it cannot complete without running
-    assert not st.can_move(st.QUEUED, st.COMPLETED)
-    assert not st.can_move(st.QUEUED, st.QUEUED)
-
-
-def test_sources_of() -> None:
-    assert st.sources_of(st.CANCELLED) == ["in_progress", "queued"]
-    assert st.sources_of(st.FAILED) == ["in_progress", "queued"]
-    assert st.sources_of(st.COMPLETED) == ["in_progress"]
-    assert st.sources_of(st.IN_PROGRESS) == ["queued"]
-    assert st.sources_of(st.QUEUED) == []
-    for new in st.ALL:
-        assert all(st.can_move(source, new) for source in st.sources_of(new))
-
-
-def test_no_move_out_of_a_finished_status() -> None:
-    for current in st.FINISHED:
-        for new in st.ALL:
-            assert not st.can_move(current, new), (current, new)
-        assert current not in {s for new in st.ALL for s in st.sources_of(new)}
-    assert not st.can_move("bogus", st.COMPLETED)
-
-
 # ---------------------------------------------------------------------------------------------------------
 # TurnBuilder
 

@@ -23,8 +23,7 @@ from server.launch import lock
 from server.runtime import Runtime
 from server.settings import Settings
 from server.store.connection import RedisUnavailable, RedisUrlError
-
-from .host import WorkerHost
+from server.worker_host import WorkerHost
 
 log = logging.getLogger("workers")
 

@@ -14,9 +14,9 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from ..protocol.codec import InvalidArgument, json_encoder
+from ..errors import UNAVAILABLE_MESSAGE, RequestError, http_status
+from ..protocol.codec import json_encoder
 from ..store import outage
-from ..store.repository import ChainTooDeep, NotFound, Unfinished
 from ..upstream.base import UpstreamError
 
 log = logging.getLogger(__name__)
@@ -105,18 +105,15 @@ def upstream_error(exc: UpstreamError) -> ApiError:
 
 
 def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    if isinstance(exc, InvalidArgument):
-        return error_response(400, str(exc))
-    if isinstance(exc, (NotFound, ChainTooDeep)):
-        return error_response(404 if isinstance(exc, NotFound) else 400, str(exc))
-    if isinstance(exc, Unfinished):
-        return error_response(400, f"{exc}: wait until it has finished before continuing from it")
+    """Every error of a request as the API's JSON error (server/errors.py draws the hierarchy)."""
+    if isinstance(exc, RequestError):
+        return error_response(http_status(exc), str(exc))
     if isinstance(exc, UpstreamError):
         exc = upstream_error(exc)
     if isinstance(exc, outage.UNAVAILABLE):
         # Redis is down or hangs (every command is bounded): a retry soon is the fix; the process's
         # background loops log the outage once
-        exc = ApiError(503, outage.MESSAGE, {"Retry-After": "1"})
+        exc = ApiError(503, UNAVAILABLE_MESSAGE, {"Retry-After": "1"})
     if isinstance(exc, ApiError):
         return error_response(exc.status_code, exc.message, exc.headers, exc.status)
     if isinstance(exc, HTTPException):

@@ -6,19 +6,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, delete, get, post, route
 from litestar.enums import HttpMethod
 from litestar.response import Stream
 
-from ..protocol.codec import InvalidArgument, decode_create, json_encoder
+from ..errors import InvalidArgument
+from ..protocol import sse, views
+from ..protocol.codec import decode_create, json_encoder
 from ..protocol.interaction import is_interaction_id
-from ..runner import render
-from ..runner.service import Queued
+from ..runner.replies import EventStream, Reply
 from .body import read_body
-from .errors import ApiError, upstream_error
+from .errors import ApiError
 from .state import AppState
-from .streams import run_frames, sse_response
 
 _VERSION = re.compile(r"v\d+((alpha|beta)\d*)?")
 
@@ -61,6 +60,12 @@ def _json(value: Any) -> Response[bytes]:
     return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
 
 
+def _response(reply: Reply | EventStream) -> Response[bytes] | Stream:
+    if isinstance(reply, Reply):
+        return _json(reply.interaction)
+    return Stream(reply.frames, media_type="text/event-stream", headers=sse.HEADERS, status_code=200)
+
+
 def _flag(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> bool:
     # both spellings are read: a bad value is refused even when the other spelling is given and valid
     values = [_boolean(request.query_params.get(key), key) for key in (name, alias) if key]
@@ -84,7 +89,7 @@ async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
     http = state.settings.http
     body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     create, steps, warnings = decode_create(body, strict=http.strict_unknown_fields)
-    outcome = await state.service.create(
+    reply = await state.creator.create(
         tenant,
         create,
         steps,
@@ -92,22 +97,7 @@ async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
         idempotency_key=request.headers.get("idempotency-key"),
         body=body,
     )
-    runner = state.settings.runner
-    if isinstance(outcome, Queued):
-        if create.stream and outcome.interaction.id:
-            replay = await state.events.prepare(outcome.tenant, outcome.interaction.id, None)
-            return sse_response(state.events.frames(replay))
-        return _json(outcome.interaction)
-    if outcome.listener is not None:
-        cancel = runner.on_stream_disconnect == "cancel"
-        return sse_response(run_frames(outcome, runner.keepalive_seconds, cancel))
-    result = await outcome.result()
-    if result.error is not None and not result.produced:
-        raise upstream_error(result.error)
-    interaction = result.interaction
-    if warnings:
-        interaction = msgspec.structs.replace(interaction, warnings=warnings)
-    return _json(interaction)
+    return _response(reply)
 
 
 @get(ITEM)
@@ -125,24 +115,24 @@ async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | 
         raise InvalidArgument("`last_event_id` is only valid with `stream=true`", "last_event_id")
     if stream:
         replay = await state.events.prepare(tenant, interaction_id, last_event_id)
-        return sse_response(state.events.frames(replay))
-    record = await state.service.get(tenant, interaction_id)
-    return _json(render.from_record(record, full_timeline=True, include_input=include_input))
+        return _response(EventStream(frames=state.events.frames(replay)))
+    record = await state.control.get(tenant, interaction_id)
+    return _json(views.from_record(record, full_timeline=True, include_input=include_input))
 
 
 @post(CANCEL, status_code=200)
 async def cancel_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    record = await state.service.cancel(tenant, _interaction_id(request))
-    return _json(render.from_record(record, full_timeline=True))
+    record = await state.control.cancel(tenant, _interaction_id(request))
+    return _json(views.from_record(record, full_timeline=True))
 
 
 @delete(ITEM, status_code=200)
 async def delete_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    await state.service.delete(tenant, _interaction_id(request))
+    await state.control.delete(tenant, _interaction_id(request))
     return Response(content=b"{}", status_code=200, media_type="application/json")
 
 

@@ -136,7 +136,7 @@ def _describe_replies(components: Json) -> None:
         **_ref("Input"),
         "description": "This turn's input as it was sent; returned by get with `include_input=true`",
     }
-    # render.interaction and the streams' first snapshot set both times and the model or agent it ran on;
+    # views.interaction and the streams' first snapshot set both times and the model or agent it ran on;
     # `id` is not always there: a `store: false` create has none
     interaction["required"] = sorted({*interaction["required"], "created", "updated"})
     interaction["oneOf"] = _MODEL_OR_AGENT

@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from ..events.log import EventLog
-from ..runner.service import InteractionService
+from ..runner.control import Control
+from ..runner.create import Creator
 from ..settings import Settings
 from .auth import Authenticator
 
@@ -17,5 +18,6 @@ class AppState(msgspec.Struct, kw_only=True):
     #: why this process cannot serve now (Runtime.unready), or None
     unready: Callable[[], Awaitable[str | None]]
     auth: Authenticator
-    service: InteractionService
+    creator: Creator
+    control: Control
     events: EventLog

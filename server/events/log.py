@@ -12,30 +12,15 @@ import re
 from collections.abc import AsyncIterator
 
 import msgspec
-from redis.asyncio import Redis
 
-from ..protocol import status as st
-from ..protocol.base import dec_hook, enc_hook
-from ..protocol.codec import InvalidArgument, json_encoder
-from ..protocol.content import TextContent
-from ..protocol.deltas import ArgumentsDelta, Delta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
-from ..protocol.events import (
-    ErrorEvent,
-    Event,
-    InteractionCompleted,
-    InteractionCreated,
-    InteractionStatusUpdate,
-    StepDelta,
-    StepStart,
-    StepStop,
-)
-from ..protocol.interaction import ErrorInfo, Interaction
-from ..protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
-from ..runner import render
-from ..store import keys, outage
-from ..store.records import Record
-from ..store.repository import Repository
-from . import sse
+from ..errors import InvalidArgument
+from ..protocol import lifecycle, sse
+from ..protocol.events import ErrorEvent
+from ..protocol.interaction import ErrorInfo
+from ..protocol.records import Record
+from ..protocol.replay import synthesize
+from ..store import outage
+from ..store.store import Store
 
 #: how often a stream of a running interaction without a log looks for its end
 _POLL_SECONDS = 0.2
@@ -46,20 +31,18 @@ _MAX_SEQ = 2**64 - 1
 
 
 class Replay(msgspec.Struct, kw_only=True):
-    """A checked stream request: where to start and how to read."""
+    """A checked stream request: where to start, and whether to follow the log (else: rebuild the events
+    from the stored record, once it is finished)."""
 
     tenant: str
     interaction_id: str
     after: int
-    #: "follow" the log, or "record": rebuild the events from the stored record (once it is finished)
-    mode: str
+    follow: bool
 
 
 class EventLog:
-    def __init__(self, redis: Redis, blocking_redis: Redis, repository: Repository, keepalive: float) -> None:
-        self.redis = redis
-        self.blocking = blocking_redis
-        self.repository = repository
+    def __init__(self, store: Store, keepalive: float) -> None:
+        self.store = store
         self.keepalive = keepalive
 
     async def prepare(self, tenant: str, interaction_id: str, last_event_id: str | None) -> Replay:
@@ -68,34 +51,33 @@ class EventLog:
         kind, after = sse.LOGGED, 0
         if last_event_id is not None:
             kind, after = parse_last_event_id(last_event_id)
-        record = await self.repository.get(tenant, interaction_id)
-        key = keys.events(tenant, interaction_id)
-        has_log = bool(await self.redis.exists(key))
-        if has_log or (record.logged and record.status in st.RUNNING):
+        record = await self.store.interactions.get(tenant, interaction_id)
+        has_log = await self.store.log.exists(tenant, interaction_id)
+        if has_log or (record.logged and record.status in lifecycle.UNFINISHED):
             if after and (
-                kind != sse.LOGGED or not await self.redis.xrange(key, f"0-{after}", f"0-{after}", count=1)
+                kind != sse.LOGGED or not await self.store.log.has_event(tenant, interaction_id, after)
             ):
                 raise InvalidArgument(
                     f"Unknown or expired last_event_id {last_event_id!r}: no such event in this "
                     "interaction's log",
                     "last_event_id",
                 )
-            return Replay(tenant=tenant, interaction_id=interaction_id, after=after, mode="follow")
+            return Replay(tenant=tenant, interaction_id=interaction_id, after=after, follow=True)
         if after and (
-            kind != sse.REBUILT or (record.status in st.FINISHED and after > len(synthesize(record)))
+            kind != sse.REBUILT or (record.status in lifecycle.FINISHED and after > len(synthesize(record)))
         ):
             raise InvalidArgument(
                 f"Unknown or expired last_event_id {last_event_id!r}: this interaction's event log has "
                 "expired; replay it from the start (without last_event_id)",
                 "last_event_id",
             )
-        return Replay(tenant=tenant, interaction_id=interaction_id, after=after, mode="record")
+        return Replay(tenant=tenant, interaction_id=interaction_id, after=after, follow=False)
 
     async def frames(self, replay: Replay) -> AsyncIterator[bytes]:
         """The stream's frames; it always ends with a terminal event, an `error` one if Redis is lost
         (the client resumes from its last event id once Redis is back)."""
         try:
-            if replay.mode == "follow":
+            if replay.follow:
                 async for chunk in self._follow(replay):
                     yield chunk
                 return
@@ -108,37 +90,33 @@ class EventLog:
             yield sse.unavailable_frame()
 
     async def _follow(self, replay: Replay) -> AsyncIterator[bytes]:
-        key = keys.events(replay.tenant, replay.interaction_id)
-        last = f"0-{replay.after}"
+        tenant, interaction_id, after = replay.tenant, replay.interaction_id, replay.after
         block_ms = int(self.keepalive * 1000)
         while True:
-            response = await self.blocking.xread({key: last}, count=1000, block=block_ms)
-            if not response:
-                status = await self.repository.status(replay.tenant, replay.interaction_id)
-                if status is None or (status in st.FINISHED and not await self.redis.exists(key)):
-                    yield _gone(replay.interaction_id)
+            after, frames = await self.store.log.follow(tenant, interaction_id, after, block_ms)
+            if not frames:
+                status = await self.store.interactions.status(tenant, interaction_id)
+                if status is None or (
+                    status in lifecycle.FINISHED and not await self.store.log.exists(tenant, interaction_id)
+                ):
+                    yield _gone(interaction_id)
                     return
                 yield sse.KEEPALIVE
                 continue
-            frames: list[bytes] = []
-            for _key, entries in response:
-                for entry_id, fields in entries:
-                    last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-                    frame = fields[b"e"]
-                    frames.append(frame)
-                    if sse.is_terminal(frame):
-                        yield b"".join(frames)
-                        return
+            for index, frame in enumerate(frames):
+                if sse.is_terminal(frame):
+                    yield b"".join(frames[: index + 1])
+                    return
             yield b"".join(frames)
 
     async def _wait_finished(self, replay: Replay) -> Record | None:
         """A running interaction without a log (a plain foreground call): its end, read from the record."""
         while True:
-            status = await self.repository.status(replay.tenant, replay.interaction_id)
+            status = await self.store.interactions.status(replay.tenant, replay.interaction_id)
             if status is None:
                 return None
-            if status in st.FINISHED:
-                return await self.repository.get(replay.tenant, replay.interaction_id)
+            if status in lifecycle.FINISHED:
+                return await self.store.interactions.get(replay.tenant, replay.interaction_id)
             await asyncio.sleep(_POLL_SECONDS)
 
 
@@ -161,66 +139,3 @@ def parse_last_event_id(value: str) -> tuple[str, int]:
 def _gone(interaction_id: str) -> bytes:
     event = ErrorEvent(error=ErrorInfo(code="not_found", message=f"Interaction {interaction_id!r} is gone"))
     return sse.frame(event)
-
-
-def synthesize(record: Record) -> list[bytes]:
-    """The events of a finished interaction, rebuilt from its record (numbered evr_1, evr_2, ...)."""
-    interaction = render.from_record(record, full_timeline=False)
-    events: list[Event] = [
-        InteractionCreated(
-            interaction=Interaction(
-                id=record.id,
-                object="interaction",
-                status=st.IN_PROGRESS,
-                model=interaction.model,
-                agent=interaction.agent,
-                created=record.created,
-                updated=record.created,
-            )
-        ),
-        InteractionStatusUpdate(interaction_id=record.id, status=st.IN_PROGRESS),
-    ]
-    for index, step in enumerate(interaction.steps or []):
-        events += _step_events(index, step)
-    events.append(
-        InteractionStatusUpdate(interaction_id=record.id, status=record.status, usage=interaction.usage)
-    )
-    if record.status == st.FAILED:
-        errors = interaction.errors or [ErrorInfo(code="failed", message="The interaction failed")]
-        events.append(ErrorEvent(error=errors[0]))
-    else:
-        events.append(InteractionCompleted(interaction=interaction))
-    frames = []
-    for seq, event in enumerate(events, start=1):
-        event.event_id = sse.event_id(seq, sse.REBUILT)
-        frames.append(sse.frame(event))
-    return frames
-
-
-def _step_events(index: int, step: Step) -> list[Event]:
-    deltas: list[Delta] = []
-    skeleton: Step = step
-    if isinstance(step, ModelOutputStep):
-        skeleton = ModelOutputStep(error=step.error)
-        for item in step.content:
-            if isinstance(item, TextContent):
-                deltas.append(TextDelta(text=item.text))
-            else:
-                # a media item and its delta share `type` and fields
-                deltas.append(
-                    msgspec.convert(msgspec.to_builtins(item, enc_hook=enc_hook), Delta, dec_hook=dec_hook)
-                )
-    elif isinstance(step, ThoughtStep):
-        skeleton = ThoughtStep()
-        for item in step.summary or []:
-            deltas.append(ThoughtSummaryDelta(content=item))
-        if step.signature:
-            deltas.append(ThoughtSignatureDelta(signature=step.signature))
-    elif isinstance(step, FunctionCallStep):
-        skeleton = FunctionCallStep(id=step.id, name=step.name, arguments={})
-        deltas.append(ArgumentsDelta(arguments=json_encoder.encode(step.arguments).decode()))
-    return [
-        StepStart(index=index, step=skeleton),
-        *(StepDelta(index=index, delta=delta) for delta in deltas),
-        StepStop(index=index),
-    ]

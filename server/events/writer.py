@@ -20,16 +20,19 @@ import logging
 import time
 from collections.abc import Callable
 
+from ..errors import StoreConflict
 from ..settings import RunnerSettings
 from ..store.outage import UNAVAILABLE, Outage
-from ..store.repository import Repository, RunBatch
+from ..store.runs import RunBatch, Runs
 
 log = logging.getLogger(__name__)
 
 #: runs in one script call
 _RUNS_PER_CALL = 200
-#: what `on_refused` is told when the log could not be written for a lease period
-UNWRITABLE = "unwritable"
+
+#: told why a run's write was refused (a cancel, a takeover), or None when the log could not be written
+#: for a lease period
+OnRefused = Callable[[StoreConflict | None], None]
 
 
 class LogEntry:
@@ -52,7 +55,7 @@ class LogEntry:
         tenant: str,
         interaction_id: str,
         fence: int,
-        on_refused: Callable[[str], None],
+        on_refused: OnRefused,
         listener: asyncio.Queue[bytes | None] | None,
     ) -> None:
         self.tenant = tenant
@@ -70,8 +73,8 @@ class LogEntry:
 
 
 class LogWriter:
-    def __init__(self, repository: Repository, settings: RunnerSettings, outage: Outage) -> None:
-        self.repository = repository
+    def __init__(self, runs: Runs, settings: RunnerSettings, outage: Outage) -> None:
+        self.runs = runs
         self.outage = outage
         self.interval = settings.flush_interval_ms / 1000
         self.heartbeat = settings.heartbeat_seconds
@@ -88,7 +91,7 @@ class LogWriter:
         tenant: str,
         interaction_id: str,
         fence: int,
-        on_refused: Callable[[str], None],
+        on_refused: OnRefused,
         listener: asyncio.Queue[bytes | None] | None = None,
     ) -> LogEntry:
         entry = LogEntry(tenant, interaction_id, fence, on_refused, listener)
@@ -159,7 +162,7 @@ class LogWriter:
         now = time.monotonic()
         for entry in list(self.entries):
             if entry.listener is not None and now - entry.written_at > self.lease:
-                entry.on_refused(UNWRITABLE)
+                entry.on_refused(None)
 
     async def _flush(self, entries: list[LogEntry]) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -169,28 +172,33 @@ class LogWriter:
             self.pending_frames -= len(taken)
             entry.inflight = done
             batches.append((entry, taken))
+        failed = True
+        results: list[StoreConflict | None] = []
         try:
-            results = await self.repository.append(
+            results = await self.runs.append(
                 [RunBatch(e.tenant, e.interaction_id, e.fence, taken) for e, taken in batches]
             )
-        except BaseException:
-            results = ["error"] * len(batches)
-            raise
+            failed = False
         finally:
-            for (entry, taken), result in zip(batches, results, strict=True):
+            for index, (entry, taken) in enumerate(batches):
                 entry.inflight = None
-                if result == "ok":
-                    entry.written_at = time.monotonic()
-                if result == "ok" and taken:
+                if failed:
+                    self._put_back(entry, taken)
+                    self.dirty.add(entry)
+                    continue
+                conflict = results[index]
+                if conflict is not None:
+                    self._put_back(entry, taken)
+                    entry.on_refused(conflict)
+                    continue
+                entry.written_at = time.monotonic()
+                if taken:
                     entry.committed = taken[-1][0]
                     if entry.listener is not None:
                         entry.listener.put_nowait(b"".join(frame for _seq, frame in taken))
-                if result != "ok":
-                    # not written: back in front of what came since, for the next flush or the settle
-                    entry.pending[:0] = taken
-                    self.pending_frames += len(taken)
-                    if result == "error":
-                        self.dirty.add(entry)
-                    else:
-                        entry.on_refused(result)
             done.set_result(None)
+
+    def _put_back(self, entry: LogEntry, taken: list[tuple[int, bytes]]) -> None:
+        """Not written: back in front of what came since, for the next flush or the settle."""
+        entry.pending[:0] = taken
+        self.pending_frames += len(taken)

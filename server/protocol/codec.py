@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import inspect as mi
 
+from ..errors import InvalidArgument as InvalidArgument  # re-exported: where the codec's callers met it
 from .base import OpenMember, dec_hook, enc_hook, split_error
 from .content import Content, TextContent
 from .interaction import CreateRequest
@@ -20,20 +21,6 @@ _any_json = msgspec.json.Decoder()
 
 MAX_NAMES_PER_OBJECT = 5
 MAX_WARNINGS = 20
-
-
-class InvalidArgument(Exception):
-    """A client error in the request; `field` is the path of the offending value (`input[2].type`)."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-    def __str__(self) -> str:
-        if self.field:
-            return f"Invalid value at `{self.field}`: {self.message}"
-        return self.message
 
 
 def _join(prefix: str, msgspec_path: str) -> str:

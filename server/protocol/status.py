@@ -1,8 +1,7 @@
-"""The interaction status machine (spec §6, §8).
+"""The interaction statuses of the API (spec §6, §8).
 
-Every status string of the API exists here, with the moves between them. The Lua scripts in store/scripts
-make each move atomically; they name the statuses they compare against literally (queued and in_progress
-are the running ones), so a change here must be made there too.
+Every status string clients see exists here. Which status may follow which, and on what event, is the
+lifecycle table's (protocol/lifecycle.py), which adds the one state clients never see (`cancelling`).
 """
 
 from __future__ import annotations
@@ -40,17 +39,3 @@ RUNNING: Final = frozenset({QUEUED, IN_PROGRESS})
 FINISHED: Final = ALL - RUNNING
 #: Ends for good (spec §8 "terminal statuses").
 TERMINAL: Final = frozenset({COMPLETED, FAILED, CANCELLED, INCOMPLETE, BUDGET_EXCEEDED})
-
-_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
-    QUEUED: frozenset({IN_PROGRESS, CANCELLED, FAILED}),
-    IN_PROGRESS: frozenset(FINISHED),
-}
-
-
-def can_move(current: str, new: str) -> bool:
-    return new in _TRANSITIONS.get(current, frozenset())
-
-
-def sources_of(new: str) -> list[str]:
-    """The statuses from which `new` can be reached, for the Lua compare-and-set."""
-    return sorted(s for s, targets in _TRANSITIONS.items() if new in targets)

@@ -28,7 +28,7 @@ def tenant_prefix(tenant: str) -> str:
 
 
 def interaction(tenant: str, interaction_id: str) -> str:
-    """HASH: status, fence, attempts, bg, log, prev, created, updated, seq, settled, cfg, in, out,
+    """HASH: status (a lifecycle state), fence, attempts, bg, log, prev, created, updated, seq, cfg, in, out,
     cexp (the earliest expiry among its ancestors, ms), depth (its place in its chain, from 1)."""
     return f"ix:{{{tenant}}}:{interaction_id}"
 
@@ -84,7 +84,6 @@ class Field:
     CREATED: Final = "created"
     UPDATED: Final = "updated"
     SEQ: Final = "seq"
-    SETTLED: Final = "settled"
     CONFIG: Final = "cfg"
     INPUT: Final = "in"
     OUTPUT: Final = "out"

@@ -16,9 +16,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
 
-#: what clients are told while Redis is away (a 503, or an `error` event that ends a stream)
-MESSAGE = "The interaction store (Redis) is unavailable; retry shortly"
-
 #: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage)
 UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
 

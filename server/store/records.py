@@ -1,51 +1,13 @@
-"""What is stored for an interaction, beside the status fields of its hash (msgpack blobs)."""
+"""The blobs of an interaction's hash, encoded as msgpack (protocol.records has their types)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from ..protocol.base import Wire
-from ..protocol.codec import InvalidArgument, msgpack_decoder, msgpack_encoder
-from ..protocol.interaction import ErrorInfo, InteractionConfig, Usage
+from ..errors import InvalidArgument
+from ..protocol.codec import msgpack_decoder, msgpack_encoder
+from ..protocol.records import Output, StoredConfig
 from ..protocol.steps import Step
-
-
-class StoredConfig(Wire):
-    """The `cfg` blob: written once at create."""
-
-    config: InteractionConfig
-    #: `input` as the client sent it, for `get(include_input=true)`
-    input: Any = None
-    warnings: list[str] | None = None
-
-
-class Output(Wire):
-    """The `out` blob: written when the run ends."""
-
-    steps: list[Step] = []
-    usage: Usage | None = None
-    errors: list[ErrorInfo] | None = None
-
-
-class Record(msgspec.Struct, kw_only=True):
-    """One interaction as read back from Redis."""
-
-    id: str
-    status: str
-    created: str
-    updated: str
-    previous_interaction_id: str | None
-    background: bool
-    logged: bool
-    seq: int
-    config: StoredConfig
-    input_steps: list[Step]
-    output: Output | None
-    #: the run's end (output, terminal events) is written; false while a cancelled run saves its output
-    settled: bool = False
-
 
 _config_decoder = msgpack_decoder(StoredConfig)
 _steps_decoder = msgpack_decoder(list[Step])

@@ -1,22 +1,35 @@
-"""The Lua scripts in scripts/*.lua, registered once per Redis client (EVALSHA, with EVAL fallback)."""
+"""The Lua scripts in scripts/*.lua, registered once per Redis client (EVALSHA, with EVAL fallback).
+
+Files whose names start with `_` are helpers, prepended to the scripts that use them: `_moves.lua` reads
+the lifecycle table's moves a script is given, `_walk.lua` follows a chain.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
-SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
-#: scripts that use the chain walk get scripts/_walk.lua prepended
-_USES_WALK = frozenset({"create"})
+#: the helpers each script starts with
+_PRELUDES: dict[str, tuple[str, ...]] = {
+    "create": ("_moves", "_walk"),
+    "claim": ("_moves",),
+    "append": ("_moves",),
+    "finish": ("_moves",),
+    "cancel": ("_moves",),
+    "requeue": ("_moves",),
+    "reap": (),
+    "set_input": (),
+}
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath("scripts", f"{name}.lua").read_text()
 
 
 def source(name: str) -> str:
-    text = (SCRIPTS_DIR / f"{name}.lua").read_text()
-    if name in _USES_WALK:
-        text = (SCRIPTS_DIR / "_walk.lua").read_text() + "\n" + text
-    return text
+    return "\n".join([*(_read(helper) for helper in _PRELUDES[name]), _read(name)])
 
 
 class Scripts:

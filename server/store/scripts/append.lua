@@ -1,12 +1,13 @@
 -- The batched write of every run of a process: each run's events go to its log and its lease is renewed.
 -- Also the heartbeat (a run with no events). Each run gets back its status, so a cancel is noticed on the
--- next flush even if its pub/sub message was lost; a run that is no longer in_progress, or whose fence
--- moved on, writes nothing.
+-- next flush even if its pub/sub message was lost; a run whose interaction is not in a writable status
+-- (lifecycle.WRITABLE), or whose fence moved on, writes nothing.
 -- KEYS[1] running set, then per run: its hash, its event log
 -- ARGV[1] lease deadline ms, ARGV[2] ttl ms of a running interaction's log (its record's; finish.lua
--- shortens it), then per run: fence, member, n, then n times seq, frame
+-- shortens it), ARGV[3] the writable statuses, then per run: fence, member, n, then n times seq, frame
+-- Returns per run 'ok' | 'fenced' | the status that stopped the write
 local results = {}
-local a = 3
+local a = 4
 for i = 1, (#KEYS - 1) / 2 do
   local hash, log = KEYS[2 * i], KEYS[2 * i + 1]
   local fence, member, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
@@ -14,8 +15,8 @@ for i = 1, (#KEYS - 1) / 2 do
   local f = redis.call('HMGET', hash, 'fence', 'status')
   if f[1] ~= fence then
     results[i] = 'fenced'
-  elseif f[2] ~= 'in_progress' then
-    results[i] = f[2]
+  elseif not one_of(ARGV[3], f[2]) then
+    results[i] = f[2] or 'missing'
   else
     if n > 0 then
       local seq

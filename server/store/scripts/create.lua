@@ -9,7 +9,8 @@
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms, if
 -- the run is to be watched from now ('' otherwise), ARGV[9] running-set member, ARGV[10] the hash's
 -- fields and values as netstrings ("6:status11:in_progress..."): one argument rather than two dozen, since
--- the client spends more on each argument than the server (absent: check the chain only, store nothing)
+-- the client spends more on each argument than the server ('': check the chain only, store nothing),
+-- ARGV[11] the unfinished statuses (lifecycle.UNFINISHED): a chain cannot continue from those
 -- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth} or {error, id}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])
@@ -18,13 +19,10 @@ local chain_expiry = ARGV[7]
 local depth = 1
 if prev ~= '' and mode ~= 'skip' then
   local parent = prefix .. prev
-  local p = redis.call('HMGET', parent, 'status', 'cexp', 'settled', 'depth')
+  local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth')
   if not p[1] then return {'missing', prev} end
-  -- a cancel is final once the cancelled run has saved its output (`settled`)
-  if p[1] == 'queued' or p[1] == 'in_progress' or (p[1] == 'cancelled' and not p[3]) then
-    return {'unfinished', prev}
-  end
-  depth = (tonumber(p[4]) or 1) + 1
+  if one_of(ARGV[11], p[1]) then return {'unfinished', prev} end
+  depth = (tonumber(p[3]) or 1) + 1
   if depth > max_depth then return {'too_deep', prev} end
   local horizon = now + ttl
   local extended = now + ttl + math.floor(ttl / 2)
@@ -39,7 +37,7 @@ if prev ~= '' and mode ~= 'skip' then
   if earliest == nil or refresh or earliest > extended then earliest = extended end
   chain_expiry = string.format('%d', earliest)
 end
-if #ARGV >= 10 then
+if ARGV[10] ~= '' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
   local packed, fields, at = ARGV[10], {}, 1
   while at <= #packed do

@@ -1,17 +1,21 @@
--- The one compare-and-set that ends a run: status, output and the terminal events in one step, so a
--- reader that sees the terminal event can trust the record, and cancel and completion have one winner.
+-- The one compare-and-set that ends a run: status (an ending event's moves), output and the terminal
+-- events in one step, so a reader that sees the terminal event can trust the record, and cancel and
+-- completion have one winner.
 -- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set, KEYS[4] cancel acknowledgement list
 -- ARGV[1] fence of the runner, or '' for an administrative settle (a cancel or reaper without a live run):
 --         it takes a new fence so a late runner is refused, and numbers the events itself
--- ARGV[2] expected current status, ARGV[3] new status, ARGV[4] output blob, ARGV[5] updated timestamp,
--- ARGV[6] log ttl ms, ARGV[7] running-set member, ARGV[8] ack ttl ms,
+-- ARGV[2] the event's moves, ARGV[3] the status whose end a cancel waits for (its ack list is pushed),
+-- ARGV[4] output blob, ARGV[5] updated timestamp, ARGV[6] log ttl ms, ARGV[7] running-set member,
+-- ARGV[8] ack ttl ms,
 -- ARGV[9..] runner: seq, frame, ... ; administrative: frame, ... (SSE frames whose JSON has no event_id yet)
-local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'settled', 'seq', 'log')
+-- Returns {'ok', last seq, new status} | {'missing'} | {'fenced', current} | {'status', current}
+local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log')
 if not f[2] then return {'missing'} end
 if ARGV[1] ~= '' and f[1] ~= ARGV[1] then return {'fenced', f[2]} end
-if f[2] ~= ARGV[2] or f[3] then return {'status', f[2]} end
-local seq = tonumber(f[4] or '0')
-local logged = f[5] == '1'
+local target = move_of(ARGV[2], f[2])
+if not target then return {'status', f[2]} end
+local seq = tonumber(f[3] or '0')
+local logged = f[4] == '1'
 if ARGV[1] == '' then
   redis.call('HINCRBY', KEYS[1], 'fence', 1)
   for i = 9, #ARGV do
@@ -28,11 +32,11 @@ else
     if logged then redis.pcall('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
   end
 end
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq, 'settled', '1')
+redis.call('HSET', KEYS[1], 'status', target, 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq)
 redis.call('ZREM', KEYS[3], ARGV[7])
 if logged then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-if ARGV[2] == 'cancelled' then
+if f[2] == ARGV[3] then
   redis.call('RPUSH', KEYS[4], '1')
   redis.call('PEXPIRE', KEYS[4], ARGV[8])
 end
-return {'ok', tostring(seq)}
+return {'ok', tostring(seq), target}

@@ -1,4 +1,4 @@
-"""Interaction objects as the API returns them, from what the runner or the store holds."""
+"""Interaction objects as the API returns them, from what the runner or the store holds (pure)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any
 
 import msgspec
 
-from ..protocol.interaction import ErrorInfo, Interaction, Usage
-from ..protocol.steps import Step
-from ..store.records import Record, StoredConfig
+from .interaction import ErrorInfo, Interaction, Usage
+from .lifecycle import wire_status
+from .records import Record, StoredConfig
+from .steps import Step
 
 _last_second = -1
 _last_stamp = ""
@@ -42,7 +43,7 @@ def interaction(
         **msgspec.structs.asdict(config.config),
         id=interaction_id,
         object="interaction",
-        status=status,
+        status=wire_status(status),
         created=created,
         updated=updated,
         previous_interaction_id=previous_interaction_id,
@@ -71,4 +72,19 @@ def from_record(record: Record, *, full_timeline: bool, include_input: bool = Fa
         usage=output.usage if output else None,
         errors=output.errors if output else None,
         input=record.config.input if include_input else None,
+    )
+
+
+def snapshot(
+    interaction_id: str | None, config: StoredConfig, created: str, status: str = "in_progress"
+) -> Interaction:
+    """The interaction as `interaction.created` shows it: no output yet."""
+    return Interaction(
+        id=interaction_id,
+        object="interaction",
+        status=status,
+        model=config.config.model,
+        agent=config.config.agent,
+        created=created,
+        updated=created,
     )

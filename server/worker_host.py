@@ -1,7 +1,7 @@
 """An arq worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
 
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
-which hands each back to the queue (server.runner.service.run_background), before the pools close.
+which hands each back to the queue (server/runner/jobs.py), before the pools close.
 While its poll loop runs, the host beats (server.store.heartbeats), so /readyz can tell when nobody
 consumes the queue.
 """
@@ -16,9 +16,11 @@ from typing import Any
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from server.runtime import JOB_NAME, Runtime, job_deserializer, job_serializer
-from server.store import heartbeats
-from server.store.outage import UNAVAILABLE
+from .runner.loops import supervise
+from .runtime import Runtime
+from .store import heartbeats
+from .store.jobs import JOB_NAME, job_deserializer, job_serializer
+from .store.outage import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +30,7 @@ _JOB_TIMEOUT_SECONDS = 24 * 3600
 
 async def run_interaction(ctx: dict[str, Any], tenant: str, interaction_id: str, fence: int) -> None:
     runtime: Runtime = ctx["runtime"]
-    await runtime.service.run_background(tenant, interaction_id, fence)
+    await runtime.jobs.run(tenant, interaction_id, fence)
 
 
 class WorkerHost:
@@ -37,7 +39,7 @@ class WorkerHost:
         self.runtime = runtime
         self.worker = Worker(
             functions=[func(run_interaction, name=JOB_NAME, timeout=_JOB_TIMEOUT_SECONDS)],
-            redis_pool=runtime.redis,
+            redis_pool=runtime.store.redis,
             queue_name=settings.queue_name,
             handle_signals=False,
             max_jobs=settings.max_jobs,
@@ -67,7 +69,7 @@ class WorkerHost:
         settings = self.runtime.settings.worker
         try:
             await heartbeats.beat(
-                self.runtime.redis, settings.queue_name, self.name, settings.heartbeat_seconds
+                self.runtime.store.redis, settings.queue_name, self.name, settings.heartbeat_seconds
             )
             self.runtime.outage.answered()
         except UNAVAILABLE as exc:
@@ -80,21 +82,15 @@ class WorkerHost:
                 await self._beat_once()
 
     async def _supervise(self) -> None:
-        """arq's poll loop ends on the first Redis error; run it again until we stop."""
-        while True:
-            self.polling = True
-            try:
-                await self.worker.main()
-                return
-            except asyncio.CancelledError:
-                raise
-            except UNAVAILABLE as exc:
-                self.runtime.outage.failed("worker poll loop", exc)
-            except Exception:
-                log.exception("worker loop failed; polling again in 0.5s")
-            finally:
-                self.polling = False
-            await asyncio.sleep(0.5)
+        """arq's poll loop ends on the first Redis error; it is run again until the host stops."""
+        await supervise("worker poll loop", self._poll, self.runtime.outage, pause=0.5)
+
+    async def _poll(self) -> None:
+        self.polling = True
+        try:
+            await self.worker.main()
+        finally:
+            self.polling = False
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.runtime.settings.worker.shutdown_grace_seconds if grace is None else grace
@@ -119,4 +115,6 @@ class WorkerHost:
         for task in self.tasks[1:]:
             task.cancel()  # no more beats: this worker takes no new jobs
         with contextlib.suppress(RedisError, OSError):
-            await heartbeats.leave(self.runtime.redis, self.runtime.settings.worker.queue_name, self.name)
+            await heartbeats.leave(
+                self.runtime.store.redis, self.runtime.settings.worker.queue_name, self.name
+            )

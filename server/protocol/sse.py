@@ -3,10 +3,10 @@ streams send, so a relay never re-encodes."""
 
 from __future__ import annotations
 
-from ..protocol.codec import json_encoder
-from ..protocol.events import ErrorEvent, Event
-from ..protocol.interaction import ErrorInfo
-from ..store import outage
+from ..errors import UNAVAILABLE_MESSAGE
+from .codec import json_encoder
+from .events import ErrorEvent, Event
+from .interaction import ErrorInfo
 
 KEEPALIVE = b": keep-alive\n\n"
 _TERMINAL_PREFIXES = (b"event: interaction.completed\n", b"event: error\n")
@@ -26,7 +26,7 @@ def frame(event: Event) -> bytes:
 
 def unavailable_frame() -> bytes:
     """The end of a stream whose events cannot be read or written because Redis is away."""
-    return frame(ErrorEvent(error=ErrorInfo(code="unavailable", message=outage.MESSAGE)))
+    return frame(ErrorEvent(error=ErrorInfo(code="unavailable", message=UNAVAILABLE_MESSAGE)))
 
 
 def is_terminal(frame_bytes: bytes) -> bool:

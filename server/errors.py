@@ -1,0 +1,124 @@
+"""Every exception the server raises on purpose, in one hierarchy (it imports nothing of the server).
+
+    ServerError
+    ├── RequestError                the request cannot be served as sent: a 4xx, whatever layer found it
+    │   ├── InvalidArgument         400, names the offending field (`input[2].type`)
+    │   ├── NotFound                404, an interaction unknown to this tenant (or expired, or deleted)
+    │   ├── Unfinished              400, a chain cannot continue from a running interaction
+    │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
+    ├── UpstreamError               the model's server failed or refused (server.upstream.base); the API
+    │                               maps its status (a 429 stays a 429, a 5xx becomes a 502)
+    └── StoreConflict               a compare-and-set lost: never shown to a client, the caller decides
+        ├── Fenced                  another runner owns the interaction now (a newer fence)
+        ├── StatusChanged           the status is not one the transition starts from (`current` says)
+        ├── StaleJob                a job queued under a fence the interaction has moved past
+        └── AttemptsExhausted       a lost run was tried `runner.max_attempts` times
+
+A Redis outage is not in this tree: it is whatever redis-py and the OS raise for an unreachable or hung
+server (`store.outage.UNAVAILABLE`), answered with a 503. Configuration errors (`config_errors`) stop the
+process before it serves and never reach a request.
+
+`api/errors.py` maps a RequestError to its HTTP status by looking its class up in `HTTP_STATUS`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: what clients are told while Redis is away (a 503, or an `error` event that ends a stream)
+UNAVAILABLE_MESSAGE: Final = "The interaction store (Redis) is unavailable; retry shortly"
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """A value from a request, cut for a message (an id as sent can be megabytes long)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class ServerError(Exception):
+    """The root of every error this server raises on purpose."""
+
+
+class RequestError(ServerError):
+    """A client error: the request, not the server, must change."""
+
+
+class InvalidArgument(RequestError):
+    """`field` is the path of the offending value (`input[2].type`), when there is one."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def __str__(self) -> str:
+        if self.field:
+            return f"Invalid value at `{self.field}`: {self.message}"
+        return self.message
+
+
+class NotFound(RequestError):
+    """An interaction that does not exist for this tenant (unknown, expired, deleted or someone else's)."""
+
+    def __init__(self, interaction_id: str) -> None:
+        super().__init__(f"Interaction {shorten(interaction_id)!r} was not found")
+        self.interaction_id = interaction_id
+
+
+class Unfinished(RequestError):
+    def __init__(self, interaction_id: str) -> None:
+        super().__init__(
+            f"Interaction {interaction_id!r} has not finished yet: wait until it has finished before "
+            "continuing from it"
+        )
+        self.interaction_id = interaction_id
+
+
+class ChainTooDeep(RequestError):
+    def __init__(self, interaction_id: str, depth: int) -> None:
+        super().__init__(f"The chain ending at {interaction_id!r} is longer than {depth} interactions")
+        self.interaction_id = interaction_id
+
+
+class StoreConflict(ServerError):
+    """A compare-and-set in Redis found the interaction not as the caller expected."""
+
+
+class Fenced(StoreConflict):
+    def __init__(self, current: str = "") -> None:
+        super().__init__(f"another runner owns the interaction (status {current or 'unknown'})")
+        self.current = current
+
+
+class StatusChanged(StoreConflict):
+    def __init__(self, current: str) -> None:
+        super().__init__(f"the interaction is {current}")
+        self.current = current
+
+
+class StaleJob(StoreConflict):
+    def __init__(self, fence: str) -> None:
+        super().__init__(f"the interaction has moved on to fence {fence}")
+        self.fence = fence
+
+
+class AttemptsExhausted(StoreConflict):
+    def __init__(self, attempts: int) -> None:
+        super().__init__(f"the run was tried {attempts} times")
+        self.attempts = attempts
+
+
+#: the HTTP status of each client error (the most specific class listed wins)
+HTTP_STATUS: Final[dict[type[RequestError], int]] = {
+    InvalidArgument: 400,
+    NotFound: 404,
+    Unfinished: 400,
+    ChainTooDeep: 400,
+    RequestError: 400,
+}
+
+
+def http_status(exc: RequestError) -> int:
+    for cls in type(exc).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]
+    return 400

@@ -1,0 +1,77 @@
+"""Get, cancel and delete a stored interaction."""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgument, NotFound, StatusChanged
+from ..protocol import lifecycle, views
+from ..protocol import status as st
+from ..protocol.lifecycle import Event as Move
+from ..protocol.records import Record
+from ..settings import RunnerSettings
+from ..store import keys
+from ..store.store import Store
+from .histories import Histories
+from .registry import RunRegistry
+from .settle import Settler
+
+
+class Control:
+    def __init__(
+        self,
+        store: Store,
+        registry: RunRegistry,
+        histories: Histories,
+        settler: Settler,
+        runner: RunnerSettings,
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.histories = histories
+        self.settler = settler
+        self.ack_seconds = runner.cancel_ack_timeout_seconds
+
+    async def get(self, tenant: str, interaction_id: str) -> Record:
+        return await self.store.interactions.get(tenant, interaction_id)
+
+    async def cancel(self, tenant: str, interaction_id: str) -> Record:
+        """Cancel; answered once the run has saved its output (or, if no run acknowledges within the
+        cancel's wait, once it is settled from its log)."""
+        try:
+            prior = await self.store.runs.cancel(tenant, interaction_id, views.timestamp())
+        except StatusChanged as exc:
+            if exc.current == lifecycle.CANCELLING:
+                # cancelled already and still saving: this cancel waits for the same end
+                await self._settled(tenant, interaction_id, st.IN_PROGRESS)
+            elif exc.current != st.CANCELLED:
+                raise InvalidArgument(
+                    f"Interaction {interaction_id!r} is {exc.current}; only queued or running interactions "
+                    "can be cancelled",
+                    "id",
+                ) from None
+            return await self.store.interactions.get(tenant, interaction_id)
+        await self._settled(tenant, interaction_id, prior)
+        return await self.store.interactions.get(tenant, interaction_id)
+
+    async def _settled(self, tenant: str, interaction_id: str, prior: str) -> None:
+        acked = False
+        if prior == st.IN_PROGRESS:
+            # the signal went out in the script; a run in this process is stopped without the round trip
+            self.registry.stop(keys.member(tenant, interaction_id))
+            acked = await self.store.runs.wait_cancel_ack(tenant, interaction_id, self.ack_seconds)
+        if not acked:
+            await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
+
+    async def delete(self, tenant: str, interaction_id: str) -> None:
+        status = await self.store.interactions.status(tenant, interaction_id)
+        if status is None:
+            raise NotFound(interaction_id)
+        if status in lifecycle.UNFINISHED:
+            try:
+                await self.store.runs.cancel(tenant, interaction_id, views.timestamp())
+            except StatusChanged:
+                pass  # cancelled (or finished) meanwhile: it is deleted all the same
+            self.registry.stop(keys.member(tenant, interaction_id))
+        await self.store.interactions.delete(tenant, interaction_id)
+        # every process drops the histories it holds for this tenant: none may outlive what they contain
+        self.histories.forget_tenant(tenant)
+        await self.store.interactions.broadcast_forget(tenant)

@@ -1,0 +1,290 @@
+"""Create: plan the request once (runner/plan.py), then one short executor per mode.
+
+Every executor answers a Reply (the interaction) or an EventStream (its frames); the API maps either to
+a response. A foreground run's upstream failure with no output is raised as the UpstreamError itself (the
+API answers it with the matching HTTP error), since nothing was stored that a client could read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+
+from ..errors import InvalidArgument, NotFound
+from ..events.log import EventLog
+from ..events.writer import LogWriter
+from ..protocol import status as st
+from ..protocol import views
+from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
+from ..protocol.records import Record
+from ..protocol.steps import Step
+from ..settings import Settings
+from ..store import keys
+from ..store.commands import now_ms
+from ..store.interactions import Chain, NewRecord
+from ..store.store import Store
+from ..upstream.base import Backend, UpstreamRequest
+from ..upstream.routing import Router
+from .handle import RunHandle
+from .histories import Histories
+from .history import fill_function_result_names
+from .idempotency import Idempotency
+from .ids import new_id
+from .plan import CreatePlan, Mode, plan_create
+from .registry import RunRegistry
+from .replies import EventStream, Reply, relay
+from .run import Runner
+from .settle import Settler
+from .sinks import Listener, LogSink, NullSink, RecordSink, RunResult
+from .spec import RunSpec, upstream_request
+
+
+def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
+    """(backend, upstream model name) for the model or agent the request names."""
+    if config.model:
+        return router.resolve(config.model, "model")
+    return router.resolve(config.agent or "", "agent")
+
+
+class Creator:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        router: Router,
+        registry: RunRegistry,
+        runner: Runner,
+        writer: LogWriter,
+        histories: Histories,
+        settler: Settler,
+        idempotency: Idempotency,
+        events: EventLog,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.router = router
+        self.registry = registry
+        self.runner = runner
+        self.writer = writer
+        self.histories = histories
+        self.settler = settler
+        self.idempotency = idempotency
+        self.events = events
+
+    async def create(
+        self,
+        tenant: str,
+        request: CreateRequest,
+        input_steps: list[Step],
+        warnings: list[str],
+        *,
+        idempotency_key: str | None = None,
+        body: bytes = b"",
+    ) -> Reply | EventStream:
+        plan = plan_create(
+            request, input_steps, warnings, created=views.timestamp(), idempotency_key=idempotency_key
+        )
+        backend, upstream_model = route(self.router, plan.config)
+        if plan.mode is Mode.STATELESS:
+            return await self._stateless(plan, backend, upstream_model)
+        prev = plan.previous_interaction_id
+        if prev is not None and not is_interaction_id(prev):
+            # before the key is remembered: a refused create must not leave it pointing at nothing
+            raise NotFound(prev)
+        interaction_id = new_id()
+        if idempotency_key is not None:
+            repeated = await self.idempotency.first_or_repeat(tenant, idempotency_key, interaction_id, body)
+            if repeated is not None:
+                return await self._reply_stored(tenant, repeated, plan.stream)
+        return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
+
+    async def _stored(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
+    ) -> Reply | EventStream:
+        if plan.mode is Mode.INLINE:
+            return await self._inline(tenant, interaction_id, plan, backend, upstream_model)
+        if plan.mode is Mode.BACKGROUND:
+            return await self._background(tenant, interaction_id, plan, backend, upstream_model)
+        return await self._logged(tenant, interaction_id, plan, backend, upstream_model)
+
+    # -- the executors -----------------------------------------------------------------------------------
+
+    async def _stateless(
+        self, plan: CreatePlan, backend: Backend, upstream_model: str
+    ) -> Reply | EventStream:
+        fill_function_result_names([], plan.input_steps)
+        request = upstream_request(plan.config, upstream_model, plan.input_steps)
+        backend.check(request)
+        spec = self._spec(None, None, plan, request, backend)
+        handle = RunHandle(None)
+        if not plan.stream:
+            return self._answer(await self.runner.run(spec, handle, NullSink(spec, None)), plan)
+        listener: Listener = asyncio.Queue()
+        self.registry.start(handle, self.runner.run(spec, handle, NullSink(spec, listener)))
+        return self._stream(listener, handle)
+
+    async def _inline(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
+    ) -> Reply:
+        prev = plan.previous_interaction_id
+        generation = self.histories.generation(tenant)
+        cached = self.histories.get(tenant, prev) if prev else None
+        chain = await self.store.interactions.check_chain(tenant, prev, walk=bool(prev) and cached is None)
+        history = self._history(tenant, prev, cached, chain, generation)
+        fill_function_result_names(history, plan.input_steps)
+        request = upstream_request(plan.config, upstream_model, [*history, *plan.input_steps])
+        backend.check(request)
+        spec = self._spec(tenant, interaction_id, plan, request, backend, fence=1)
+        sink = RecordSink(
+            spec,
+            self.store.interactions,
+            self.histories,
+            chain=chain,
+            input_steps=plan.input_steps,
+            generation=generation,
+        )
+        # nothing can address this run but its caller: no task, no registration
+        return self._answer(await self.runner.run(spec, RunHandle(None), sink), plan)
+
+    async def _logged(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
+    ) -> Reply | EventStream:
+        generation = self.histories.generation(tenant)
+        request = await self._store_new(tenant, interaction_id, plan, upstream_model, generation)
+        try:
+            backend.check(request)
+        except InvalidArgument as exc:
+            await self.settler.fail_unstarted(tenant, interaction_id, str(exc))
+            raise
+        spec = self._spec(tenant, interaction_id, plan, request, backend, fence=1)
+        handle = RunHandle(self._member(tenant, interaction_id))
+        listener: Listener | None = asyncio.Queue() if plan.stream else None
+        sink = LogSink(
+            spec, self.store, self.writer, self.histories, handle, listener=listener, generation=generation
+        )
+        task = self.registry.start(handle, self.runner.run(spec, handle, sink))
+        if listener is not None:
+            return self._stream(listener, handle)
+        # the run goes on (and settles) even if the caller is cancelled
+        return self._answer(await asyncio.shield(task), plan)
+
+    async def _background(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
+    ) -> Reply | EventStream:
+        request = await self._store_new(tenant, interaction_id, plan, upstream_model, None)
+        try:
+            backend.check(request)
+        except InvalidArgument as exc:
+            await self.settler.fail_unstarted(tenant, interaction_id, str(exc))
+            raise
+        await self.store.jobs.enqueue(tenant, interaction_id, 0)
+        if plan.stream:
+            return EventStream(
+                frames=self.events.frames(await self.events.prepare(tenant, interaction_id, None))
+            )
+        created = plan.created
+        interaction = views.interaction(
+            interaction_id=interaction_id,
+            status=st.QUEUED,
+            config=plan.stored,
+            created=created,
+            updated=created,
+            previous_interaction_id=plan.previous_interaction_id,
+            steps=[],
+            warnings=True,
+        )
+        return Reply(interaction=interaction)
+
+    # -- their parts -------------------------------------------------------------------------------------
+
+    async def _store_new(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, upstream_model: str, generation: int | None
+    ) -> UpstreamRequest:
+        """Store the interaction before it runs (after checking its chain): queued for a worker, or
+        claimed by this process (fence 1, a lease). Returns the upstream request of its whole history."""
+        prev = plan.previous_interaction_id
+        background = plan.mode is Mode.BACKGROUND
+        generation = self.histories.generation(tenant) if generation is None else generation
+        cached = self.histories.get(tenant, prev) if prev else None
+        record = NewRecord(
+            status=st.QUEUED if background else st.IN_PROGRESS,
+            created=plan.created,
+            background=background,
+            logged=True,
+            config=plan.stored,
+            input_steps=plan.input_steps,
+        )
+        try:
+            chain = await self.store.interactions.create(
+                tenant,
+                interaction_id,
+                record,
+                previous_interaction_id=prev,
+                walk=bool(prev) and cached is None,
+                claim=not background,
+                # watched from now: if its job is lost before a worker takes it, it is queued again
+                pickup_deadline=now_ms() + self.settings.runner.pickup_ms if background else None,
+            )
+        except BaseException:
+            if plan.idempotency_key is not None:
+                # the key must not point at an interaction that was never stored
+                await self.idempotency.forget(tenant, plan.idempotency_key)
+            raise
+        history = self._history(tenant, prev, cached, chain, generation)
+        if fill_function_result_names(history, plan.input_steps):
+            await self.store.interactions.replace_input(tenant, interaction_id, plan.input_steps)
+        return upstream_request(plan.config, upstream_model, [*history, *plan.input_steps])
+
+    def _history(
+        self, tenant: str, prev: str | None, cached: tuple[Step, ...] | None, chain: Chain, generation: int
+    ) -> list[Step]:
+        if cached is not None:
+            return list(cached)
+        if chain.steps is not None and prev:
+            self.histories.put(tenant, prev, tuple(chain.steps), generation)
+        return chain.steps or []
+
+    def _spec(
+        self,
+        tenant: str | None,
+        interaction_id: str | None,
+        plan: CreatePlan,
+        request: UpstreamRequest,
+        backend: Backend,
+        *,
+        fence: int = 0,
+    ) -> RunSpec:
+        return RunSpec(
+            tenant=tenant,
+            interaction_id=interaction_id,
+            fence=fence,
+            created=plan.created,
+            previous_interaction_id=plan.previous_interaction_id,
+            config=plan.stored,
+            request=request,
+            backend=backend,
+        )
+
+    def _answer(self, result: RunResult, plan: CreatePlan) -> Reply:
+        if result.error is not None and not result.produced:
+            raise result.error
+        interaction = result.interaction
+        if plan.stored.warnings:
+            interaction = msgspec.structs.replace(interaction, warnings=plan.stored.warnings)
+        return Reply(interaction=interaction)
+
+    def _stream(self, listener: Listener, handle: RunHandle) -> EventStream:
+        runner = self.settings.runner
+        cancel = runner.on_stream_disconnect == "cancel"
+        return EventStream(frames=relay(listener, handle, runner.keepalive_seconds, cancel))
+
+    async def _reply_stored(self, tenant: str, record: Record, stream: bool) -> Reply | EventStream:
+        """A repeated Idempotency-Key: the first call's interaction (its stream, if one is asked for)."""
+        if stream:
+            return EventStream(frames=self.events.frames(await self.events.prepare(tenant, record.id, None)))
+        return Reply(interaction=views.from_record(record, full_timeline=False))
+
+    @staticmethod
+    def _member(tenant: str, interaction_id: str) -> str:
+        return keys.member(tenant, interaction_id)

@@ -1,0 +1,147 @@
+"""The background job (what a worker runs for a queued interaction) and handing a run back to the queue.
+
+A job is named by the fence it was queued under: the claim takes a new fence, so a job re-delivered after
+its run moved on is refused as stale and does nothing. A worker shutting down hands back a run that made
+no output yet (a re-run repeats nothing anyone saw); one that did settles as failed with its output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Final
+
+from ..errors import AttemptsExhausted, NotFound, RequestError, StoreConflict
+from ..events.writer import LogWriter
+from ..protocol.interaction import ErrorInfo
+from ..protocol.lifecycle import Event as Move
+from ..protocol.steps import Step
+from ..settings import Settings
+from ..store import keys
+from ..store.runs import Claim
+from ..store.store import Store
+from ..upstream.routing import Router
+from .create import route
+from .handle import SHUTDOWN, RunHandle
+from .histories import Histories
+from .registry import RunRegistry
+from .run import Runner
+from .settle import Settler
+from .sinks import LogSink, RunResult
+from .spec import RunSpec, upstream_request
+
+log = logging.getLogger(__name__)
+
+LOST_WORKER: Final = "The worker running this interaction was lost"
+
+
+class BackgroundJobs:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        router: Router,
+        registry: RunRegistry,
+        runner: Runner,
+        writer: LogWriter,
+        histories: Histories,
+        settler: Settler,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.router = router
+        self.registry = registry
+        self.runner = runner
+        self.writer = writer
+        self.histories = histories
+        self.settler = settler
+
+    async def run(self, tenant: str, interaction_id: str, queued_fence: int) -> None:
+        """The worker's job. Returns at once if the interaction is finished or the job is stale."""
+        try:
+            claim = await self.store.runs.claim(tenant, interaction_id, queued_fence)
+        except AttemptsExhausted:
+            error = ErrorInfo(code="worker_lost", message=LOST_WORKER)
+            await self.settler.settle_without_run(tenant, interaction_id, Move.LOSE, error)
+            return
+        except (StoreConflict, NotFound):
+            return
+        generation = self.histories.generation(tenant)
+        try:
+            spec = await self._spec(tenant, interaction_id, claim, generation)
+        except RequestError as exc:
+            error = ErrorInfo(code="failed", message=str(exc))
+            await self.settler.settle_without_run(tenant, interaction_id, Move.FAIL, error)
+            return
+        handle = RunHandle(keys.member(tenant, interaction_id))
+        sink = LogSink(
+            spec, self.store, self.writer, self.histories, handle, listener=None, generation=generation
+        )
+        task = self.registry.start(handle, self.runner.run(spec, handle, sink))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await self._shut_down(handle, task, tenant, interaction_id, claim.fence)
+            raise
+
+    async def _spec(self, tenant: str, interaction_id: str, claim: Claim, generation: int) -> RunSpec:
+        record = await self.store.interactions.get(tenant, interaction_id)
+        history = await self._history(tenant, record.previous_interaction_id, generation)
+        config = record.config.config
+        backend, upstream_model = route(self.router, config)
+        return RunSpec(
+            tenant=tenant,
+            interaction_id=interaction_id,
+            fence=claim.fence,
+            seq=claim.seq,
+            background=True,
+            announce=claim.seq == 0,
+            created=record.created,
+            previous_interaction_id=record.previous_interaction_id,
+            config=record.config,
+            request=upstream_request(config, upstream_model, [*history, *record.input_steps]),
+            backend=backend,
+        )
+
+    async def _history(self, tenant: str, previous_interaction_id: str | None, generation: int) -> list[Step]:
+        if not previous_interaction_id:
+            return []
+        cached = self.histories.get(tenant, previous_interaction_id)
+        if cached is not None:
+            return list(cached)
+        chain = await self.store.interactions.check_chain(tenant, previous_interaction_id, walk=True)
+        steps = chain.steps or []
+        self.histories.put(tenant, previous_interaction_id, tuple(steps), generation)
+        return steps
+
+    async def _shut_down(
+        self, handle: RunHandle, task: asyncio.Task[RunResult], tenant: str, interaction_id: str, fence: int
+    ) -> None:
+        """The worker is shutting down: stop the run. One that made no output yet goes back to the queue,
+        one that did settles as failed with its output (a re-run would repeat it), and one already
+        writing its end is let finish."""
+        if handle.settling:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(task)
+            return
+        settled = False
+        if not task.done():
+            handle.reason = SHUTDOWN
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+                settled = True
+        if not settled:
+            await self.hand_back(tenant, interaction_id, fence, refund=True)
+
+    async def hand_back(self, tenant: str, interaction_id: str, fence: int, *, refund: bool) -> bool:
+        """Queue the run again under a new fence (refunding its attempt when this worker gave it up)."""
+        try:
+            new_fence = await self.store.runs.requeue(
+                tenant, interaction_id, fence, self.settings.runner.pickup_ms, refund=refund
+            )
+        except (StoreConflict, NotFound):
+            return False
+        await self.store.jobs.enqueue(tenant, interaction_id, new_fence)
+        return True

@@ -1,0 +1,99 @@
+"""The reaper: looks after runs whose lease (or pickup deadline) ran out, in every process.
+
+Its policy, per run found:
+- a cancel nobody saved: saved now, from the log;
+- finished meanwhile (or gone): forgotten;
+- background, its job still waiting in the queue: given more time;
+- background, queued and its job lost before any worker took it: queued again;
+- background, its runner lost with attempts left and no output seen by anyone: re-run (a new job);
+- otherwise: failed as `worker_lost`, keeping the output its clients saw.
+After a Redis outage it waits a lease period first: no lease could be renewed meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from ..protocol import lifecycle
+from ..protocol import status as st
+from ..protocol.interaction import ErrorInfo
+from ..protocol.lifecycle import Event as Move
+from ..settings import RunnerSettings
+from ..store import keys
+from ..store.commands import now_ms
+from ..store.outage import Outage
+from ..store.runs import RunState
+from ..store.store import Store
+from . import assemble
+from .jobs import LOST_WORKER, BackgroundJobs
+from .settle import Settler
+
+log = logging.getLogger(__name__)
+
+LOST_SERVER: Final = "The server running this interaction was lost"
+
+
+class Reaper:
+    def __init__(
+        self, store: Store, jobs: BackgroundJobs, settler: Settler, outage: Outage, runner: RunnerSettings
+    ) -> None:
+        self.store = store
+        self.jobs = jobs
+        self.settler = settler
+        self.outage = outage
+        self.runner = runner
+
+    async def reap_once(self) -> int:
+        """One pass; returns how many runs it looked at."""
+        due = await self.store.runs.due()
+        self.outage.answered()
+        if self.outage.recent(self.runner.lease_seconds):
+            # no lease could be renewed while Redis was away: live runs get a lease period to renew theirs
+            return 0
+        for member in due:
+            tenant, interaction_id = keys.split_member(member)
+            await self._look_after(
+                tenant, interaction_id, await self.store.runs.state(tenant, interaction_id)
+            )
+        return len(due)
+
+    async def _look_after(self, tenant: str, interaction_id: str, run: RunState) -> None:
+        if run.status == lifecycle.CANCELLING:
+            await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
+            return
+        if run.status not in lifecycle.UNFINISHED:
+            await self.store.runs.forget(tenant, interaction_id)
+            return
+        if run.background and await self._background(tenant, interaction_id, run):
+            return
+        message = LOST_WORKER if run.background else LOST_SERVER
+        log.warning("failing %s: %s", keys.member(tenant, interaction_id), message)
+        error = ErrorInfo(code="worker_lost", message=message)
+        await self.settler.settle_without_run(tenant, interaction_id, _lose(run.status), error)
+
+    async def _background(self, tenant: str, interaction_id: str, run: RunState) -> bool:
+        """Whether a background run was given another chance (more time, its job again, a re-run)."""
+        member = keys.member(tenant, interaction_id)
+        pickup = now_ms() + self.runner.pickup_ms
+        if await self.store.jobs.waiting(tenant, interaction_id, run.fence):
+            await self.store.runs.watch(tenant, interaction_id, pickup)
+            return True
+        if run.status == st.QUEUED:
+            log.warning("queueing %s again: its job was lost before it started", member)
+            await self.store.jobs.enqueue(tenant, interaction_id, run.fence)
+            await self.store.runs.watch(tenant, interaction_id, pickup)
+            return True
+        frames = await self.store.log.frames(tenant, interaction_id)
+        # a re-run would show its followers a second answer after the first one's part: a run whose
+        # clients saw output fails with that output kept instead
+        if run.attempts < self.runner.max_attempts and not assemble.has_output(frames):
+            if await self.jobs.hand_back(tenant, interaction_id, run.fence, refund=False):
+                log.warning("re-running %s: its runner was lost (attempt %d)", member, run.attempts + 1)
+            return True
+        return False
+
+
+def _lose(status: str | None) -> Move:
+    """A queued interaction nobody runs fails like a lost one (LOSE starts from a run in progress)."""
+    return Move.FAIL if status == st.QUEUED else Move.LOSE

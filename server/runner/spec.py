@@ -1,0 +1,38 @@
+"""What one run needs, whatever its sink: which interaction, under which fence, and the upstream call."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..protocol.interaction import InteractionConfig
+from ..protocol.records import StoredConfig
+from ..protocol.steps import Step
+from ..upstream.base import Backend, UpstreamRequest
+
+
+class RunSpec(msgspec.Struct, kw_only=True):
+    """`tenant`/`interaction_id` are None for `store=false`."""
+
+    tenant: str | None
+    interaction_id: str | None
+    fence: int = 0
+    #: the last event seq already in its log (a re-run continues the numbering)
+    seq: int = 0
+    #: a background run retries an upstream failure that came before any output
+    background: bool = False
+    #: emit `interaction.created` first (a new run, not a re-run of a lost one)
+    announce: bool = True
+    created: str
+    previous_interaction_id: str | None = None
+    config: StoredConfig
+    request: UpstreamRequest
+    backend: Backend
+
+
+def upstream_request(config: InteractionConfig, upstream_model: str, history: list[Step]) -> UpstreamRequest:
+    return UpstreamRequest(
+        model=config.model or config.agent or "",
+        upstream_model=upstream_model,
+        history=history,
+        config=config,
+    )

@@ -1,0 +1,241 @@
+"""Interaction records: check a chain, store a new interaction, read it, delete it.
+
+Each call is one Redis round trip (mostly one script), and chain errors come back as the exceptions of
+`server.errors`, never as strings to branch on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from redis.asyncio import Redis
+
+from ..errors import ChainTooDeep, NotFound, Unfinished
+from ..protocol import lifecycle
+from ..protocol.records import Output, Record, StoredConfig
+from ..protocol.steps import Step
+from ..settings import RunnerSettings, StoreSettings
+from . import keys
+from .commands import now_ms, text, typed
+from .keys import Field
+from .records import decode_config, decode_output, decode_steps, encode
+from .scripts import Scripts
+
+_UNFINISHED = " ".join(sorted(lifecycle.UNFINISHED))
+
+
+class NewRecord(msgspec.Struct, kw_only=True):
+    """An interaction to store: as it starts, or (for a foreground call nobody can address yet) finished."""
+
+    status: str
+    created: str
+    updated: str | None = None
+    background: bool = False
+    logged: bool = False
+    seq: int = 0
+    config: StoredConfig
+    input_steps: list[Step]
+    #: set when the record is stored finished
+    output: Output | None = None
+
+
+class Chain(msgspec.Struct, kw_only=True):
+    """What checking a chain gives: its steps, oldest first (None unless walked), the earliest expiry
+    among its interactions, and the new interaction's place in it (1 for a first turn)."""
+
+    steps: list[Step] | None
+    expiry: str
+    depth: int = 1
+
+
+_RECORD_FIELDS = (
+    Field.STATUS,
+    Field.CREATED,
+    Field.UPDATED,
+    Field.PREV,
+    Field.BACKGROUND,
+    Field.LOG,
+    Field.SEQ,
+    Field.CONFIG,
+    Field.INPUT,
+    Field.OUTPUT,
+)
+
+
+def _netstrings(values: list[Any]) -> bytes:
+    parts = []
+    for value in values:
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(b"%d:%s" % (len(raw), raw))
+    return b"".join(parts)
+
+
+def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
+    fields: list[Any] = [
+        Field.STATUS, record.status,
+        Field.CREATED, record.created,
+        Field.UPDATED, record.updated or record.created,
+        Field.BACKGROUND, "1" if record.background else "0",
+        Field.LOG, "1" if record.logged else "0",
+        Field.SEQ, record.seq,
+        Field.FENCE, "1" if claimed else "0",
+        Field.ATTEMPTS, "1" if claimed else "0",
+        Field.CONFIG, encode(record.config),
+        Field.INPUT, encode(record.input_steps),
+    ]  # fmt: skip
+    if record.output is not None:
+        fields += [Field.OUTPUT, encode(record.output)]
+    return fields
+
+
+class Interactions:
+    def __init__(self, redis: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings) -> None:
+        self.redis = typed(redis)
+        self.scripts = scripts
+        self.store = store
+        self.ttl_ms = store.ttl_seconds * 1000
+        self.lease_ms = int(runner.lease_seconds * 1000)
+
+    async def check_chain(self, tenant: str, previous_interaction_id: str | None, *, walk: bool) -> Chain:
+        """Check (and keep alive) the chain a new interaction will continue, storing nothing yet; with
+        `walk`, also return its steps."""
+        if not previous_interaction_id:
+            return Chain(steps=[], expiry="", depth=1)
+        return await self._create(
+            tenant, "", previous_interaction_id, "walk" if walk else "check", "", "", b""
+        )
+
+    async def create(
+        self,
+        tenant: str,
+        interaction_id: str,
+        record: NewRecord,
+        *,
+        previous_interaction_id: str | None,
+        walk: bool,
+        claim: bool = False,
+        pickup_deadline: int | None = None,
+    ) -> Chain:
+        """Check the chain it continues (with `walk`, also returning its steps) and store a new interaction.
+
+        With `claim`, the caller runs it now: it holds fence 1 and a lease. With `pickup_deadline`, a queued
+        run is watched from now: if no worker has claimed it by then, the reaper looks for its job."""
+        deadline: int | str = ""
+        if claim:
+            deadline = now_ms() + self.lease_ms
+        elif pickup_deadline is not None:
+            deadline = pickup_deadline
+        packed = _netstrings(_fields(record, claimed=claim) + _prev(previous_interaction_id))
+        mode = "walk" if walk else "check"
+        return await self._create(tenant, interaction_id, previous_interaction_id, mode, "", deadline, packed)
+
+    async def store_finished(
+        self,
+        tenant: str,
+        interaction_id: str,
+        record: NewRecord,
+        *,
+        previous_interaction_id: str | None,
+        chain: Chain,
+    ) -> None:
+        """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran."""
+        fields = _fields(record, claimed=False) + _prev(previous_interaction_id) + [Field.DEPTH, chain.depth]
+        await self._create(
+            tenant, interaction_id, previous_interaction_id, "skip", chain.expiry, "", _netstrings(fields)
+        )
+
+    async def _create(
+        self,
+        tenant: str,
+        interaction_id: str,
+        previous_interaction_id: str | None,
+        mode: str,
+        chain_expiry: str,
+        lease_deadline: int | str,
+        packed: bytes,
+    ) -> Chain:
+        result = await self.scripts.create(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                keys.tenant_prefix(tenant),
+                previous_interaction_id or "",
+                self.ttl_ms,
+                self.store.max_chain_depth,
+                now_ms(),
+                mode,
+                chain_expiry,
+                lease_deadline,
+                keys.member(tenant, interaction_id),
+                packed,
+                _UNFINISHED,
+            ],
+        )
+        steps = self._chain_steps(result, previous_interaction_id or "")
+        return Chain(steps=steps if mode == "walk" else None, expiry=text(result[2]), depth=int(result[3]))
+
+    def _chain_steps(self, result: Sequence[Any], start: str) -> list[Step]:
+        outcome = text(result[0])
+        if outcome == "missing":
+            raise NotFound(text(result[1]))
+        if outcome == "unfinished":
+            raise Unfinished(text(result[1]))
+        if outcome == "too_deep":
+            raise ChainTooDeep(start, self.store.max_chain_depth)
+        if outcome == "exists":
+            raise RuntimeError("interaction id collision")
+        blobs = result[1]
+        history: list[Step] = []
+        for i in range(len(blobs) - 2, -1, -2):
+            history += decode_steps(blobs[i])
+            output = decode_output(blobs[i + 1])
+            if output is not None:
+                history += output.steps
+        return history
+
+    async def get(self, tenant: str, interaction_id: str) -> Record:
+        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
+        status, created, updated, prev, bg, log, seq, cfg, inp, out = values
+        if status is None or cfg is None:
+            raise NotFound(interaction_id)
+        return Record(
+            id=interaction_id,
+            status=text(status),
+            created=text(created),
+            updated=text(updated),
+            previous_interaction_id=text(prev) if prev else None,
+            background=bg == b"1",
+            logged=log == b"1",
+            seq=int(seq or 0),
+            config=decode_config(cfg),
+            input_steps=decode_steps(inp),
+            output=decode_output(out),
+        )
+
+    async def status(self, tenant: str, interaction_id: str) -> str | None:
+        value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
+        return text(value) if value is not None else None
+
+    async def replace_input(self, tenant: str, interaction_id: str, input_steps: list[Step]) -> None:
+        """This turn's input steps, completed from the chain (a second write, only when needed)."""
+        await self.scripts.set_input(
+            keys=[keys.interaction(tenant, interaction_id)], args=[encode(input_steps)]
+        )
+
+    async def delete(self, tenant: str, interaction_id: str) -> bool:
+        deleted = await self.redis.delete(
+            keys.interaction(tenant, interaction_id),
+            keys.events(tenant, interaction_id),
+            keys.cancel_ack(tenant, interaction_id),
+        )
+        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
+        return bool(deleted)
+
+    async def broadcast_forget(self, tenant: str) -> None:
+        """Every process drops the histories it caches for this tenant (after a delete)."""
+        await self.redis.publish(keys.FORGET_CHANNEL, tenant)
+
+
+def _prev(previous_interaction_id: str | None) -> list[Any]:
+    return [Field.PREV, previous_interaction_id] if previous_interaction_id else []

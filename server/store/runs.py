@@ -1,0 +1,234 @@
+"""Runs of interactions: the lease, the fence and every status change after creation.
+
+Each status change is an event of the lifecycle table (protocol.lifecycle), sent to its script with the
+table's moves for it; a refused change comes back as an exception of `server.errors` (Fenced,
+StatusChanged, StaleJob, AttemptsExhausted, NotFound), never as a string to branch on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from redis.asyncio import Redis
+
+from ..errors import AttemptsExhausted, Fenced, NotFound, StaleJob, StatusChanged, StoreConflict
+from ..protocol import lifecycle
+from ..protocol.lifecycle import Event
+from ..protocol.records import Output
+from ..settings import RunnerSettings, StoreSettings
+from . import keys
+from .commands import now_ms, text, typed
+from .keys import Field
+from .records import encode
+from .scripts import Scripts
+
+_WRITABLE = " ".join(sorted(lifecycle.WRITABLE))
+#: how long a cancel's acknowledgement waits for a cancel to come and read it
+_ACK_TTL_MS = 60_000
+
+
+def _moves(event: Event) -> str:
+    return " ".join(f"{source}>{target}" for source, target in lifecycle.moves(event))
+
+
+class Claim(msgspec.Struct, frozen=True):
+    fence: int
+    #: the last event seq of its log (a re-run continues the numbering)
+    seq: int
+
+
+class Finished(msgspec.Struct, frozen=True):
+    #: the last event seq of its log, and the status it ended with
+    seq: int
+    status: str
+
+
+class RunBatch(msgspec.Struct, frozen=True):
+    """One run's part of a batched write: its numbered SSE frames (none for a heartbeat)."""
+
+    tenant: str
+    interaction_id: str
+    fence: int
+    events: Sequence[tuple[int, bytes]]
+
+
+class RunState(msgspec.Struct, frozen=True, kw_only=True):
+    status: str | None
+    background: bool
+    attempts: int
+    fence: int
+
+
+def _refused(interaction_id: str, result: Sequence[Any]) -> StoreConflict | NotFound:
+    """The exception for a script's refusal: {'missing'} | {'fenced', current} | {'status', current}."""
+    outcome = text(result[0])
+    current = text(result[1]) if len(result) > 1 else ""
+    if outcome == "missing":
+        return NotFound(interaction_id)
+    if outcome == "fenced":
+        return Fenced(current)
+    if outcome == "stale":
+        return StaleJob(current)
+    if outcome == "exhausted":
+        return AttemptsExhausted(int(current))
+    return StatusChanged(current)
+
+
+class Runs:
+    def __init__(
+        self, redis: Redis, blocking: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings
+    ) -> None:
+        self.redis = typed(redis)
+        self.blocking = typed(blocking)
+        self.scripts = scripts
+        self.max_attempts = runner.max_attempts
+        self.ttl_ms = store.ttl_seconds * 1000
+        self.log_ttl_ms = store.event_log_ttl_seconds * 1000
+        self.lease_ms = int(runner.lease_seconds * 1000)
+
+    async def claim(self, tenant: str, interaction_id: str, queued_fence: int) -> Claim:
+        """CLAIM for the job queued under `queued_fence`: a new fence and a lease."""
+        result = await self.scripts.claim(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                now_ms() + self.lease_ms,
+                keys.member(tenant, interaction_id),
+                self.max_attempts,
+                str(queued_fence),
+                _moves(Event.CLAIM),
+            ],
+        )
+        if text(result[0]) != "ok":
+            raise _refused(interaction_id, result)
+        return Claim(fence=int(result[1]), seq=int(result[2]))
+
+    async def append(self, runs: Sequence[RunBatch]) -> list[StoreConflict | None]:
+        """Write the batches of many runs in one call and renew their leases; also their heartbeat.
+
+        Per run: None once written, or why it was not (Fenced, or StatusChanged: e.g. a cancel)."""
+        keys_: list[str] = [keys.RUNNING]
+        args: list[Any] = [now_ms() + self.lease_ms, self.ttl_ms, _WRITABLE]
+        for run in runs:
+            keys_ += [
+                keys.interaction(run.tenant, run.interaction_id),
+                keys.events(run.tenant, run.interaction_id),
+            ]
+            args += [run.fence, keys.member(run.tenant, run.interaction_id), len(run.events)]
+            for seq, frame in run.events:
+                args += [seq, frame]
+        results = await self.scripts.append(keys=keys_, args=args)
+        return [_append_outcome(text(r)) for r in results]
+
+    async def finish(
+        self,
+        tenant: str,
+        interaction_id: str,
+        *,
+        event: Event,
+        fence: int | None,
+        output: Output,
+        updated: str,
+        events: Sequence[tuple[int, bytes]] | Sequence[bytes],
+    ) -> Finished:
+        """End a run by `event`: the status, the output and the terminal events, atomically.
+
+        `fence=None` is an administrative settle (no live run): the events are numbered by Redis."""
+        args: list[Any] = [
+            "" if fence is None else fence,
+            _moves(event),
+            lifecycle.CANCELLING,
+            encode(output),
+            updated,
+            self.log_ttl_ms,
+            keys.member(tenant, interaction_id),
+            _ACK_TTL_MS,
+        ]
+        for item in events:
+            args += item if isinstance(item, tuple) else [item]
+        result = await self.scripts.finish(
+            keys=[
+                keys.interaction(tenant, interaction_id),
+                keys.events(tenant, interaction_id),
+                keys.RUNNING,
+                keys.cancel_ack(tenant, interaction_id),
+            ],
+            args=args,
+        )
+        if text(result[0]) != "ok":
+            raise _refused(interaction_id, result)
+        return Finished(seq=int(result[1]), status=text(result[2]))
+
+    async def cancel(self, tenant: str, interaction_id: str, updated: str) -> str:
+        """CANCEL, and the cancel signal to every process; returns the status it was cancelled from."""
+        result = await self.scripts.cancel(
+            keys=[keys.interaction(tenant, interaction_id)],
+            args=[keys.CANCEL_CHANNEL, keys.member(tenant, interaction_id), updated, _moves(Event.CANCEL)],
+        )
+        if text(result[0]) != "ok":
+            raise _refused(interaction_id, result)
+        return text(result[1])
+
+    async def wait_cancel_ack(self, tenant: str, interaction_id: str, seconds: float) -> bool:
+        """Wait until the cancelled run has saved its output (a blocking pop on the blocking client).
+        The acknowledgement is put back for any other cancel waiting on the same interaction."""
+        key = keys.cancel_ack(tenant, interaction_id)
+        got = await self.blocking.blpop([key], timeout=seconds)
+        if got is None:
+            return False
+        await self.redis.rpush(key, "1")
+        await self.redis.pexpire(key, _ACK_TTL_MS)
+        return True
+
+    async def requeue(
+        self, tenant: str, interaction_id: str, seen_fence: int, pickup_ms: int, *, refund: bool
+    ) -> int:
+        """REQUEUE: hand the run to a new job; returns the fence the new job is queued under."""
+        result = await self.scripts.requeue(
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            args=[
+                now_ms() + pickup_ms,
+                keys.member(tenant, interaction_id),
+                seen_fence,
+                "1" if refund else "0",
+                _moves(Event.REQUEUE),
+            ],
+        )
+        if text(result[0]) != "ok":
+            raise _refused(interaction_id, result)
+        return int(result[1])
+
+    # -- lost runs -------------------------------------------------------------------------------------
+
+    async def due(self, limit: int = 100) -> list[str]:
+        """Runs whose lease (or pickup deadline) ran out, each pushed back so a dying reaper loses none."""
+        retry_ms = max(self.lease_ms, 5000)
+        members = await self.scripts.reap(keys=[keys.RUNNING], args=[now_ms(), retry_ms, limit])
+        return [text(m) for m in members]
+
+    async def state(self, tenant: str, interaction_id: str) -> RunState:
+        """What the reaper needs to know of a run whose lease ran out."""
+        status, bg, attempts, fence = await self.redis.hmget(
+            keys.interaction(tenant, interaction_id),
+            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE],
+        )
+        return RunState(
+            status=text(status) if status is not None else None,
+            background=bg == b"1",
+            attempts=int(attempts or 0),
+            fence=int(fence or 0),
+        )
+
+    async def watch(self, tenant: str, interaction_id: str, deadline_ms: int) -> None:
+        """Give a run (not yet claimed) until `deadline_ms` before the reaper looks at it again."""
+        await self.redis.zadd(keys.RUNNING, {keys.member(tenant, interaction_id): deadline_ms})
+
+    async def forget(self, tenant: str, interaction_id: str) -> None:
+        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
+
+
+def _append_outcome(result: str) -> StoreConflict | None:
+    if result == "ok":
+        return None
+    return Fenced() if result == "fenced" else StatusChanged(result)

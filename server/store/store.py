@@ -1,0 +1,90 @@
+"""The store of a process: both of its Redis clients and the repositories over them, one per concern.
+
+    interactions  records: chains, create, get, delete            (store/interactions.py)
+    runs          leases, fences, status changes, log writes      (store/runs.py)
+    log           reads of the event logs                         (store/event_log.py)
+    jobs          the arq queue                                   (store/jobs.py)
+    idempotency   Idempotency-Key records                         (store/idempotency.py)
+
+Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
+is handed out, so a client that cannot connect fails the start, not a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from arq.connections import ArqRedis
+from redis.asyncio import Redis
+
+from ..settings import Settings
+from . import connection, heartbeats
+from .event_log import EventLogStore
+from .idempotency import IdempotencyKeys
+from .interactions import Interactions
+from .jobs import Jobs, job_deserializer, job_serializer
+from .runs import Runs
+from .scripts import Scripts
+
+
+class Store:
+    def __init__(self, settings: Settings, redis: ArqRedis, blocking: Redis) -> None:
+        self.settings = settings
+        #: commands, scripts, pub/sub and arq's queue
+        self.redis = redis
+        #: reads that block (a followed log, a cancel's acknowledgement)
+        self.blocking = blocking
+        scripts = Scripts(redis)
+        store, runner = settings.store, settings.runner
+        self.interactions = Interactions(redis, scripts, store, runner)
+        self.runs = Runs(redis, blocking, scripts, store, runner)
+        self.log = EventLogStore(redis, blocking)
+        self.jobs = Jobs(redis, settings.worker.queue_name, store.redis_timeout_seconds)
+        self.idempotency = IdempotencyKeys(redis, store.idempotency_ttl_seconds)
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Store:
+        if settings.redis_url is None:
+            raise connection.RedisUrlError("REDIS_URL is not set")
+        target = connection.parse(settings.redis_url)
+        runner = settings.runner
+        redis, blocking = connection.build(
+            target,
+            settings.worker.queue_name,
+            job_serializer,
+            job_deserializer,
+            timeout=settings.store.redis_timeout_seconds,
+            longest_block=max(runner.keepalive_seconds, runner.cancel_ack_timeout_seconds),
+        )
+        try:
+            await connection.ping(target, redis, blocking)
+        except BaseException:
+            await blocking.aclose()
+            await redis.aclose()
+            raise
+        return cls(settings, redis, blocking)
+
+    async def unready(self) -> str | None:
+        """Why this process cannot serve now, or None: both clients must answer, and some worker must
+        be consuming the queue (else background interactions would wait for ever)."""
+        worker = self.settings.worker
+        try:
+            async with asyncio.timeout(2):
+                await self.redis.ping()
+                await self.blocking.ping()
+                consumers = await heartbeats.alive(self.redis, worker.queue_name, worker.heartbeat_seconds)
+        except TimeoutError:
+            return "Redis does not answer (nothing within 2 s)"
+        except Exception as exc:
+            return f"Redis does not answer ({type(exc).__name__}: {exc})"
+        if consumers == 0:
+            return (
+                f"no worker consumes the queue {worker.queue_name!r} (none heard from in the last "
+                f"{heartbeats.MISSED_BEATS * worker.heartbeat_seconds:g} s): start one (make worker), or let "
+                "the web processes run one (EMBEDDED_WORKER=1)"
+            )
+        return None
+
+    async def close(self) -> None:
+        await self.blocking.aclose()
+        await self.redis.aclose()
