@@ -24,6 +24,7 @@ from .runner.loops import supervise
 from .runner.reaper import Reaper
 from .runner.registry import RunRegistry
 from .runner.run import Runner
+from .runner.services import Services
 from .runner.settle import Settler
 from .settings import Settings
 from .store import keys
@@ -42,25 +43,21 @@ class Runtime:
         self.histories = Histories()
         self.writer = LogWriter(store.runs, settings.runner, self.outage)
         self.events = EventLog(store, settings.runner.keepalive_seconds)
-        runner = Runner(settings.upstream_retry)
-        settler = Settler(store)
-        self.creator = Creator(
-            settings,
-            store,
-            self.router,
-            self.registry,
-            runner,
-            self.writer,
-            self.histories,
-            settler,
-            Idempotency(store),
-            self.events,
+        services = Services(
+            settings=settings,
+            store=store,
+            router=self.router,
+            registry=self.registry,
+            runner=Runner(settings.upstream_retry),
+            writer=self.writer,
+            histories=self.histories,
+            settler=Settler(store),
+            events=self.events,
         )
-        self.control = Control(store, self.registry, self.histories, settler, settings.runner)
-        self.jobs = BackgroundJobs(
-            settings, store, self.router, self.registry, runner, self.writer, self.histories, settler
-        )
-        self.reaper = Reaper(store, self.jobs, settler, self.outage, settings.runner)
+        self.creator = Creator(services, Idempotency(store))
+        self.control = Control(services)
+        self.jobs = BackgroundJobs(services)
+        self.reaper = Reaper(services, self.jobs, self.outage)
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod

@@ -16,19 +16,44 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import TypeVar
 
 import msgspec
 from msgspec import inspect as mi
 
 from .config_errors import (
     ConfigError,
-    declare_literals,
     describe,
     field_type,
     syntax_problem,
     unwrap,
     validation_problem,
+)
+from .sections import (
+    AppendFsync,
+    AuthMode,
+    AuthSettings,
+    BackendKind,
+    EchoSettings,
+    EmbeddedRedisSettings,
+    EnvName,
+    HttpSettings,
+    HttpUrl,
+    ModelRoute,
+    ModelsToml,
+    NonEmptyStr,
+    NonNegativeFloat,
+    NonNegativeInt,
+    Port,
+    PositiveFloat,
+    PositiveInt,
+    RunnerSettings,
+    Section,
+    ServerToml,
+    StoreSettings,
+    StreamDisconnect,
+    UpstreamRetrySettings,
+    WorkerSettings,
 )
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
@@ -36,175 +61,42 @@ CONFIG_DIR = ROOT_DIR / "config"
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-# The ranges below are the ones outside of which a value cannot work (a timeout of 0, no web process), so
-# that a typo fails at start instead of at the first request that needs the value.
-Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
-PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
-NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
-PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
-NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
-NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
-EnvName = Annotated[
-    str,
-    msgspec.Meta(
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="the name of an environment variable (letters, digits and _)",
-    ),
+__all__ = [
+    "CONFIG_DIR",
+    "ENV_OVERRIDES",
+    "ROOT_DIR",
+    "AppendFsync",
+    "AuthMode",
+    "AuthSettings",
+    "BackendKind",
+    "EchoSettings",
+    "EmbeddedRedisSettings",
+    "EnvName",
+    "HttpSettings",
+    "HttpUrl",
+    "ModelRoute",
+    "ModelsToml",
+    "NonEmptyStr",
+    "NonNegativeFloat",
+    "NonNegativeInt",
+    "Port",
+    "PositiveFloat",
+    "PositiveInt",
+    "RunnerSettings",
+    "Section",
+    "ServerToml",
+    "Settings",
+    "StoreSettings",
+    "StreamDisconnect",
+    "UpstreamRetrySettings",
+    "WorkerSettings",
+    "load",
+    "parse_bool",
+    "parse_int",
+    "warnings",
 ]
-HttpUrl = Annotated[str, msgspec.Meta(pattern=r"^https?://[^/]", description="an http:// or https:// URL")]
-BackendKind = Literal["echo", "echo-slow", "gemini", "openai", "anthropic"]
-AuthMode = Literal["open", "keys"]
-StreamDisconnect = Literal["cancel", "continue"]
-AppendFsync = Literal["always", "everysec", "no"]
-declare_literals(BackendKind, AuthMode, StreamDisconnect, AppendFsync)
 
-
-class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class HttpSettings(Section):
-    host: NonEmptyStr = "127.0.0.1"
-    port: Port = 8000
-    web_processes: PositiveInt = 1
-    max_body_bytes: PositiveInt = 20 * 1024 * 1024
-    strict_unknown_fields: bool = False
-    #: how long a client has to send a request's headers, counted from the connection's start or the end
-    #: of its previous request: a slower client, or a kept-alive connection idle for longer, is closed
-    #: (granian's HTTP/1 header read timeout, at most 60 s)
-    header_read_timeout_seconds: Annotated[float, msgspec.Meta(gt=0, le=60)] = 10.0
-    #: how long a request body may take to arrive whole; a slower one is answered 408 and its connection
-    #: closed (granian has no body timeout: the create handler bounds its read)
-    body_read_timeout_seconds: PositiveFloat = 60.0
-    #: connections one web process holds at once, each of them counted from its accept to its close
-    #: (granian's backpressure); more wait in the listen backlog
-    max_connections: PositiveInt = 4096
-
-
-class AuthSettings(Section):
-    #: "open": any non-empty key is accepted and is its own tenant. "keys": only the listed keys.
-    mode: AuthMode = "open"
-    #: sha256 hex digest of an API key -> tenant name (mode "keys")
-    keys: dict[str, str] = {}
-
-
-class StoreSettings(Section):
-    ttl_seconds: PositiveInt = 55 * 24 * 3600
-    #: how long a finished interaction's event log is kept for stream replays; afterwards the replay is
-    #: rebuilt from the stored record
-    event_log_ttl_seconds: PositiveInt = 3600
-    max_chain_depth: PositiveInt = 5000
-    idempotency_ttl_seconds: PositiveInt = 24 * 3600
-    #: the longest any Redis command may take (blocking reads: their block time plus this); past it the
-    #: request answers 503 UNAVAILABLE instead of waiting on a Redis that hangs
-    redis_timeout_seconds: PositiveFloat = 2.0
-
-
-class RunnerSettings(Section):
-    lease_seconds: PositiveFloat = 10.0
-    heartbeat_seconds: PositiveFloat = 1.0
-    flush_interval_ms: PositiveInt = 25
-    #: events waiting in a process (all its runs) that make the writer flush before the interval is up
-    flush_early_events: PositiveInt = 512
-    #: runs of a background interaction, counting the first; a lost worker's job is re-run until then
-    max_attempts: PositiveInt = 3
-    #: a queued job not taken by a worker within this long is looked for (and queued again if lost)
-    pickup_seconds: PositiveFloat = 30.0
-    cancel_ack_timeout_seconds: NonNegativeFloat = 2.0
-    #: what a foreground stream does when its client goes away: "cancel" the run, or "continue" it
-    on_stream_disconnect: StreamDisconnect = "cancel"
-    keepalive_seconds: PositiveFloat = 15.0
-    reaper_interval_seconds: PositiveFloat = 1.0
-
-    @property
-    def pickup_ms(self) -> int:
-        """How long a queued job may wait before the reaper looks for it (and then again, while it waits)."""
-        return int(self.pickup_seconds * 1000)
-
-
-class WorkerSettings(Section):
-    max_jobs: PositiveInt = 100
-    #: 0 would make arq poll Redis in a busy loop
-    poll_delay_ms: PositiveInt = 5
-    shutdown_grace_seconds: NonNegativeFloat = 30.0
-    #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`
-    embedded: bool = True
-    queue_name: NonEmptyStr = "ix:queue"
-    #: how often a worker says it consumes the queue; /readyz counts workers seen within 3 heartbeats
-    heartbeat_seconds: PositiveFloat = 2.0
-
-
-class EmbeddedRedisSettings(Section):
-    """The private redis-server that `python -m server` starts when REDIS_URL is not set."""
-
-    #: where its data, socket, log and the checkout's server lock live (relative: to the checkout)
-    data_dir: NonEmptyStr = "var"
-    #: fsync of the append-only file: "always" (every write), "everysec" (a machine crash can lose the
-    #: last second; a process crash loses nothing), or "no" (the kernel decides)
-    appendfsync: AppendFsync = "everysec"
-
-
-class UpstreamRetrySettings(Section):
-    attempts: PositiveInt = 4
-    backoff_initial_seconds: NonNegativeFloat = 0.5
-    backoff_max_seconds: NonNegativeFloat = 8.0
-
-
-class EchoSettings(Section):
-    slow_word_delay_ms: NonNegativeInt = 50
-    #: the most words one answer of the echo models has; a longer one stops there with status
-    #: "incomplete", as a model stops at its output limit (65,536: Gemini 2.5's output limit in tokens)
-    max_output_words: PositiveInt = 65536
-
-
-class ModelRoute(Section):
-    #: a model name or a glob (fnmatch) such as "gemini-*"
-    match: NonEmptyStr
-    #: the backend kinds of server/upstream/routing.py
-    backend: BackendKind
-    #: the model name sent upstream; default: the requested name
-    upstream_model: str | None = None
-    base_url: HttpUrl | None = None
-    #: name of the environment variable that holds the upstream API key
-    api_key_env: EnvName | None = None
-    connect_timeout_seconds: PositiveFloat = 5.0
-    read_timeout_seconds: PositiveFloat = 300.0
-    deadline_seconds: PositiveFloat = 1800.0
-    max_connections: PositiveInt = 200
-
-    def missing_key(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """Why this route cannot be called (its key variable is unset or empty), or None when it can.
-
-        Read at call time, like the key itself, so a key set later is picked up. The echo backends and
-        routes without `api_key_env` (a local vLLM or Ollama) need no key.
-        """
-        if not self.api_key_env or self.backend in ("echo", "echo-slow"):
-            return None
-        value = (os.environ if environ is None else environ).get(self.api_key_env)
-        if value:
-            return None
-        state = "is empty" if value == "" else "is not set"
-        return (
-            f'model route "{self.match}" needs its API key in the environment variable '
-            f"{self.api_key_env}, which {state}"
-        )
-
-
-class ServerToml(Section):
-    http: HttpSettings = msgspec.field(default_factory=HttpSettings)
-    auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
-    store: StoreSettings = msgspec.field(default_factory=StoreSettings)
-    runner: RunnerSettings = msgspec.field(default_factory=RunnerSettings)
-    worker: WorkerSettings = msgspec.field(default_factory=WorkerSettings)
-    upstream_retry: UpstreamRetrySettings = msgspec.field(default_factory=UpstreamRetrySettings)
-    echo: EchoSettings = msgspec.field(default_factory=EchoSettings)
-    embedded_redis: EmbeddedRedisSettings = msgspec.field(default_factory=EmbeddedRedisSettings)
-
-
-class ModelsToml(Section):
-    models: list[ModelRoute] = []
+T = TypeVar("T")
 
 
 class Settings(msgspec.Struct, kw_only=True):

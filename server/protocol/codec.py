@@ -130,41 +130,51 @@ def find_unknown_fields(raw: Any, tp: Any) -> list[tuple[str, str]]:
     return found
 
 
+_SEQUENCES = (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)
+
+
 def _walk(value: Any, info: mi.Type, path: str, found: list[tuple[str, str]]) -> None:
     if isinstance(info, mi.StructType):
-        if not isinstance(value, dict):
-            return
-        fields = {f.encode_name: f for f in info.fields}
-        tag_field = info.tag_field
-        for key, item in value.items():
-            field = fields.get(key)
-            if field is None:
-                if key != tag_field:
-                    found.append((path, key))
-                continue
-            _walk(item, field.type, f"{path}.{key}" if path else key, found)
-    elif isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        if isinstance(value, dict):
+            _walk_struct(value, info, path, found)
+    elif isinstance(info, _SEQUENCES):
         if isinstance(value, list):
             for i, item in enumerate(value):
                 _walk(item, info.item_type, f"{path}[{i}]", found)
     elif isinstance(info, mi.UnionType):
-        for member in info.types:
-            if _fits(value, member):
-                _walk(value, member, path, found)
-                return
+        member = next((m for m in info.types if _fits(value, m)), None)
+        if member is not None:
+            _walk(value, member, path, found)
     elif isinstance(info, mi.CustomType) and isinstance(value, dict):
-        base = info.cls
-        if isinstance(base, type) and issubclass(base, OpenMember) and hasattr(base, "known"):
-            member_cls = base.known.get(value.get("type"))  # type: ignore[arg-type]
-            if member_cls is not None:
-                _walk(value, _info(member_cls), path, found)
+        _walk_open_member(value, info, path, found)
+
+
+def _walk_struct(value: dict[str, Any], info: mi.StructType, path: str, found: list[tuple[str, str]]) -> None:
+    fields = {f.encode_name: f for f in info.fields}
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is not None:
+            _walk(item, field.type, f"{path}.{key}" if path else key, found)
+        elif key != info.tag_field:
+            found.append((path, key))
+
+
+def _walk_open_member(
+    value: dict[str, Any], info: mi.CustomType, path: str, found: list[tuple[str, str]]
+) -> None:
+    """An open union's member, known by its `type` (an unknown type is kept as it is, unchecked)."""
+    base = info.cls
+    if isinstance(base, type) and issubclass(base, OpenMember) and hasattr(base, "known"):
+        member_cls = base.known.get(value.get("type"))  # type: ignore[arg-type]
+        if member_cls is not None:
+            _walk(value, _info(member_cls), path, found)
 
 
 def _fits(value: Any, info: mi.Type) -> bool:
     if isinstance(value, dict):
         return isinstance(info, (mi.StructType, mi.CustomType))
     if isinstance(value, list):
-        return isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType))
+        return isinstance(info, _SEQUENCES)
     return False
 
 

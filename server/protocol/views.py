@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import msgspec
 
-from .interaction import ErrorInfo, Interaction, Usage
+from .interaction import Interaction
 from .lifecycle import wire_status
-from .records import Record, StoredConfig
+from .records import Output, Record, StoredConfig
 from .steps import Step
 
 _last_second = -1
 _last_stamp = ""
+
+
+_NO_OUTPUT = Output()
 
 
 def timestamp() -> str:
@@ -33,12 +35,11 @@ def interaction(
     created: str,
     updated: str,
     previous_interaction_id: str | None = None,
+    output: Output | None = None,
     steps: list[Step] | None = None,
-    usage: Usage | None = None,
-    errors: list[ErrorInfo] | None = None,
-    input: Any = None,
-    warnings: bool = False,
 ) -> Interaction:
+    """The interaction with `output` (its steps, unless `steps` says otherwise: get's full timeline)."""
+    output = output or _NO_OUTPUT
     return Interaction(
         **msgspec.structs.asdict(config.config),
         id=interaction_id,
@@ -47,32 +48,28 @@ def interaction(
         created=created,
         updated=updated,
         previous_interaction_id=previous_interaction_id,
-        steps=steps,
-        usage=usage,
-        errors=errors,
-        input=input,
-        warnings=(config.warnings or None) if warnings else None,
+        steps=list(output.steps) if steps is None else steps,
+        usage=output.usage,
+        errors=output.errors,
     )
 
 
 def from_record(record: Record, *, full_timeline: bool, include_input: bool = False) -> Interaction:
     """`full_timeline`: get's view, this turn's input steps before the output (spec §4)."""
-    output = record.output
-    steps = list(output.steps) if output else []
-    if full_timeline:
-        steps = [*record.input_steps, *steps]
-    return interaction(
+    output = record.output or _NO_OUTPUT
+    view = interaction(
         interaction_id=record.id,
         status=record.status,
         config=record.config,
         created=record.created,
         updated=record.updated,
         previous_interaction_id=record.previous_interaction_id,
-        steps=steps,
-        usage=output.usage if output else None,
-        errors=output.errors if output else None,
-        input=record.config.input if include_input else None,
+        output=output,
+        steps=[*record.input_steps, *output.steps] if full_timeline else None,
     )
+    if include_input:
+        view.input = record.config.input
+    return view
 
 
 def snapshot(

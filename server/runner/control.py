@@ -7,28 +7,17 @@ from ..protocol import lifecycle, views
 from ..protocol import status as st
 from ..protocol.lifecycle import Event as Move
 from ..protocol.records import Record
-from ..settings import RunnerSettings
 from ..store import keys
-from ..store.store import Store
-from .histories import Histories
-from .registry import RunRegistry
-from .settle import Settler
+from .services import Services
 
 
 class Control:
-    def __init__(
-        self,
-        store: Store,
-        registry: RunRegistry,
-        histories: Histories,
-        settler: Settler,
-        runner: RunnerSettings,
-    ) -> None:
-        self.store = store
-        self.registry = registry
-        self.histories = histories
-        self.settler = settler
-        self.ack_seconds = runner.cancel_ack_timeout_seconds
+    def __init__(self, services: Services) -> None:
+        self.store = services.store
+        self.registry = services.registry
+        self.histories = services.histories
+        self.settler = services.settler
+        self.ack_seconds = services.settings.runner.cancel_ack_timeout_seconds
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
         return await self.store.interactions.get(tenant, interaction_id)

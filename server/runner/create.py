@@ -12,31 +12,25 @@ import asyncio
 import msgspec
 
 from ..errors import InvalidArgument, NotFound
-from ..events.log import EventLog
-from ..events.writer import LogWriter
 from ..protocol import status as st
 from ..protocol import views
 from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
 from ..protocol.records import Record
 from ..protocol.steps import Step
-from ..settings import Settings
 from ..store import keys
 from ..store.commands import now_ms
 from ..store.interactions import Chain, NewRecord
-from ..store.store import Store
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from .handle import RunHandle
-from .histories import Histories
 from .history import fill_function_result_names
 from .idempotency import Idempotency
 from .ids import new_id
+from .log_sink import LogSink
 from .plan import CreatePlan, Mode, plan_create
-from .registry import RunRegistry
 from .replies import EventStream, Reply, relay
-from .run import Runner
-from .settle import Settler
-from .sinks import Listener, LogSink, NullSink, RecordSink, RunResult
+from .services import Services
+from .sinks import Listener, NullSink, RecordSink, RunResult
 from .spec import RunSpec, upstream_request
 
 
@@ -48,29 +42,18 @@ def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
 
 
 class Creator:
-    def __init__(
-        self,
-        settings: Settings,
-        store: Store,
-        router: Router,
-        registry: RunRegistry,
-        runner: Runner,
-        writer: LogWriter,
-        histories: Histories,
-        settler: Settler,
-        idempotency: Idempotency,
-        events: EventLog,
-    ) -> None:
-        self.settings = settings
-        self.store = store
-        self.router = router
-        self.registry = registry
-        self.runner = runner
-        self.writer = writer
-        self.histories = histories
-        self.settler = settler
+    def __init__(self, services: Services, idempotency: Idempotency) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.store = services.store
+        self.router = services.router
+        self.registry = services.registry
+        self.runner = services.runner
+        self.writer = services.writer
+        self.histories = services.histories
+        self.settler = services.settler
+        self.events = services.events
         self.idempotency = idempotency
-        self.events = events
 
     async def create(
         self,
@@ -191,9 +174,8 @@ class Creator:
             created=created,
             updated=created,
             previous_interaction_id=plan.previous_interaction_id,
-            steps=[],
-            warnings=True,
         )
+        interaction.warnings = plan.stored.warnings or None
         return Reply(interaction=interaction)
 
     # -- their parts -------------------------------------------------------------------------------------

@@ -13,22 +13,16 @@ import logging
 from typing import Final
 
 from ..errors import AttemptsExhausted, NotFound, RequestError, StoreConflict
-from ..events.writer import LogWriter
 from ..protocol.interaction import ErrorInfo
 from ..protocol.lifecycle import Event as Move
 from ..protocol.steps import Step
-from ..settings import Settings
 from ..store import keys
 from ..store.runs import Claim
-from ..store.store import Store
-from ..upstream.routing import Router
 from .create import route
 from .handle import SHUTDOWN, RunHandle
-from .histories import Histories
-from .registry import RunRegistry
-from .run import Runner
-from .settle import Settler
-from .sinks import LogSink, RunResult
+from .log_sink import LogSink
+from .services import Services
+from .sinks import RunResult
 from .spec import RunSpec, upstream_request
 
 log = logging.getLogger(__name__)
@@ -37,25 +31,15 @@ LOST_WORKER: Final = "The worker running this interaction was lost"
 
 
 class BackgroundJobs:
-    def __init__(
-        self,
-        settings: Settings,
-        store: Store,
-        router: Router,
-        registry: RunRegistry,
-        runner: Runner,
-        writer: LogWriter,
-        histories: Histories,
-        settler: Settler,
-    ) -> None:
-        self.settings = settings
-        self.store = store
-        self.router = router
-        self.registry = registry
-        self.runner = runner
-        self.writer = writer
-        self.histories = histories
-        self.settler = settler
+    def __init__(self, services: Services) -> None:
+        self.settings = services.settings
+        self.store = services.store
+        self.router = services.router
+        self.registry = services.registry
+        self.runner = services.runner
+        self.writer = services.writer
+        self.histories = services.histories
+        self.settler = services.settler
 
     async def run(self, tenant: str, interaction_id: str, queued_fence: int) -> None:
         """The worker's job. Returns at once if the interaction is finished or the job is stale."""

@@ -19,15 +19,13 @@ from ..protocol import lifecycle
 from ..protocol import status as st
 from ..protocol.interaction import ErrorInfo
 from ..protocol.lifecycle import Event as Move
-from ..settings import RunnerSettings
 from ..store import keys
 from ..store.commands import now_ms
 from ..store.outage import Outage
 from ..store.runs import RunState
-from ..store.store import Store
 from . import assemble
 from .jobs import LOST_WORKER, BackgroundJobs
-from .settle import Settler
+from .services import Services
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +33,12 @@ LOST_SERVER: Final = "The server running this interaction was lost"
 
 
 class Reaper:
-    def __init__(
-        self, store: Store, jobs: BackgroundJobs, settler: Settler, outage: Outage, runner: RunnerSettings
-    ) -> None:
-        self.store = store
+    def __init__(self, services: Services, jobs: BackgroundJobs, outage: Outage) -> None:
+        self.store = services.store
+        self.settler = services.settler
+        self.runner = services.settings.runner
         self.jobs = jobs
-        self.settler = settler
         self.outage = outage
-        self.runner = runner
 
     async def reap_once(self) -> int:
         """One pass; returns how many runs it looked at."""

@@ -44,9 +44,7 @@ class Settler:
             created=record.created,
             updated=views.timestamp(),
             previous_interaction_id=record.previous_interaction_id,
-            steps=output.steps,
-            usage=output.usage,
-            errors=output.errors,
+            output=output,
         )
         update = InteractionStatusUpdate(interaction_id=interaction_id, status=status)
         last = ErrorEvent(error=error) if error else InteractionCompleted(interaction=final)

@@ -1,0 +1,32 @@
+"""What the use cases share: the collaborators the composition root (server/runtime.py) builds once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..events.log import EventLog
+from ..events.writer import LogWriter
+from ..settings import Settings
+from ..store.store import Store
+from ..upstream.routing import Router
+from .histories import Histories
+from .registry import RunRegistry
+from .run import Runner
+from .settle import Settler
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    settings: Settings
+    store: Store
+    #: model and agent names -> backends
+    router: Router
+    #: the runs of this process, for a cancel to stop
+    registry: RunRegistry
+    runner: Runner
+    #: the event-log writer of this process
+    writer: LogWriter
+    histories: Histories
+    settler: Settler
+    #: the event-log reader
+    events: EventLog
