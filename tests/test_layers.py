@@ -1,0 +1,94 @@
+"""The shape of the code, as budgets: imports point down the layers, and no module or function outgrows
+what a reader can hold (README, "Architecture"). Read from the source, no server."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "server"
+
+#: the packages (and top-level modules) of server/, lowest first: each may import only lower ones
+LAYERS: list[set[str]] = [
+    {"errors", "config_errors"},
+    {"protocol", "sections"},
+    {"settings"},
+    {"store", "upstream"},
+    {"events"},
+    {"runner"},
+    {"runtime", "api"},
+    {"worker_host", "launch"},
+    {"app"},
+    {"__main__"},
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+MAX_MODULE_LINES = 300
+MAX_FUNCTION_LINES = 60
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(SERVER.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
+
+
+def imported(module: str, path: Path) -> Iterator[tuple[int, str]]:
+    """(line, absolute module name) of every import of the project in `path`."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                yield node.lineno, ".".join([*base, *([node.module] if node.module else [])])
+            elif node.module:
+                yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_every_package_has_a_layer() -> None:
+    unplaced = {layer_of(module) for module, _path in modules()} - set(RANK) - {"server"}
+    assert not unplaced, f"place these in LAYERS: {sorted(unplaced)}"
+
+
+def test_imports_point_down_the_layers() -> None:
+    wrong = []
+    for module, path in modules():
+        own = layer_of(module)
+        for line, target in imported(module, path):
+            if target.startswith("workers"):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} (workers/ is an entry point)")
+            if not target.startswith("server.") or own == "server":
+                continue
+            other = layer_of(target)
+            if other != own and RANK.get(other, -1) >= RANK[own]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {target} ({other})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_over_its_budget() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for _module, path in modules()
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, "\n".join(long)
+
+
+def test_no_function_over_its_budget() -> None:
+    long = []
+    for _module, path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines")
+    assert not long, "\n".join(long)
