@@ -1,0 +1,158 @@
+"""The targets of issue 6, met or missed, read from a run's results.
+
+Each scenario's targets come from its own function, in the order the Targets table lists them; a scenario
+that did not run (or broke) still gets its rows, measured as None ("not measured"), so that a run's table
+always says what it could not check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+X = "\u00d7"  # the multiplication sign of ratios
+DASH = "\u2013"
+#: the stored variants of scenarios 1 and 5, as they are named in the results
+STORES = ("store_true", "store_false")
+
+Target = dict[str, Any]
+
+
+def get(data: dict[str, Any], *path: str) -> Any:
+    """data[path[0]][path[1]]…, or None as soon as a step is missing (a scenario that broke has no rows)."""
+    value: Any = data
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def store_label(store: str) -> str:
+    return store.replace("_", "=")
+
+
+def _target(
+    number: str, name: str, measured: float | None, op: str, limit: float, unit: str, detail: str = ""
+) -> Target:
+    if measured is None:
+        met = None
+    elif op == ">=":
+        met = measured >= limit
+    else:
+        met = measured <= limit
+    return {
+        "scenario": number,
+        "target": f"{name} {op} {limit:g}{unit}",
+        "measured": measured,
+        "unit": unit,
+        "detail": detail,
+        "met": met,
+    }
+
+
+def _create(results: dict[str, Any]) -> list[Target]:
+    """1: throughput against the baseline, added latency at c1 and CPU per request, for each store."""
+    create = get(results, "create", "by_concurrency") or {}
+    out: list[Target] = []
+    for store in STORES:
+        label = store_label(store)
+        ratios = {c: get(row, store, "rps_ratio") for c, row in create.items()}
+        known = [r for r in ratios.values() if r is not None]
+        detail = ", ".join(f"{c}: {r}{X}" for c, r in ratios.items())
+        name = f"create {label}: throughput vs baseline (worst of c1/c16/c64)"
+        out.append(_target("1", name, min(known) if known else None, ">=", 0.5, X, detail))
+        added = get(create, "c1", store, "p50_added_ms")
+        base = get(create, "c1", "baseline", "p50_ms")
+        ours = get(create, "c1", store, "p50_ms")
+        detail = f"{ours} ms vs baseline {base} ms"
+        out.append(_target("1", f"create {label}: p50 added latency at c1", added, "<=", 1.0, " ms", detail))
+        cpu = [get(row, store, "server_cpu_ms_per_req") for row in create.values()]
+        known_cpu = [c for c in cpu if c is not None]
+        name = f"create {label}: server CPU per request (worst)"
+        # the detail is a point of comparison for the reader, not part of the target
+        detail = f"LiteLLM's proxy: 35{DASH}49 ms"
+        out.append(_target("1", name, max(known_cpu) if known_cpu else None, "<=", 1.0, " ms", detail))
+    return out
+
+
+def _chain(results: dict[str, Any]) -> list[Target]:
+    """2: the deepest chain measured against depth 1 (no row at all when the chain did not run)."""
+    depths = get(results, "chain", "by_depth") or {}
+    if not depths:
+        return []
+    deepest = max(depths, key=int)
+    name = f"chain: p50 at depth {deepest} vs depth 1"
+    measured = get(depths, deepest, "p50_vs_depth1")
+    detail = f"{get(depths, deepest, 'p50_ms')} ms vs {get(depths, '1', 'p50_ms')} ms"
+    return [_target("2", name, measured, "<=", 2.0, X, detail)]
+
+
+def _pickup(results: dict[str, Any]) -> list[Target]:
+    """3: create → the runner's claim, p50 and p99."""
+    pickup = get(results, "pickup", "create_to_claim") or {}
+    return [
+        _target("3", "pickup create → runner start p50", pickup.get("p50_ms"), "<=", 20, " ms"),
+        _target("3", "pickup create → runner start p99", pickup.get("p99_ms"), "<=", 100, " ms"),
+    ]
+
+
+def _cancel(results: dict[str, Any]) -> list[Target]:
+    """4: cancel → the upstream connection closed, p99."""
+    closed = get(results, "cancel", "cancel_to_upstream_closed") or {}
+    name = "cancel → upstream connection closed p99"
+    detail = f"p50 {closed.get('p50_ms')} ms, max {closed.get('max_ms')} ms"
+    return [_target("4", name, closed.get("p99_ms"), "<=", 100, " ms", detail)]
+
+
+def _stream(results: dict[str, Any]) -> list[Target]:
+    """5: relay rate and first-event overhead through one web process, for each store."""
+    relay = get(results, "stream", "relay") or {}
+    out: list[Target] = []
+    for store in STORES:
+        label = store_label(store)
+        name = f"stream {label}: delta events/s through one web process"
+        detail = f"server CPU {get(relay, store, 'server_cpu_us_per_event')} µs/event"
+        out.append(_target("5", name, get(relay, store, "events_per_s"), ">=", 20_000, "/s", detail))
+        first = get(results, "stream", "first_event", store, "after_upstream_first_token") or {}
+        name = f"stream {label}: first event after upstream's first token p50"
+        detail = f"p99 {first.get('p99_ms')} ms"
+        out.append(_target("5", name, first.get("p50_ms"), "<=", 2.0, " ms", detail))
+    return out
+
+
+def _many_streams(results: dict[str, Any]) -> list[Target]:
+    """6: errors and the web process's peak RSS with many streams open at once."""
+    many = get(results, "many_streams", "ours") or {}
+    count = f"{many.get('streams', 1000):,}"
+    peak = f"peak concurrent {many['peak_concurrent']}" if many else ""
+    idle = f"idle {many['rss_idle_mb']} MB" if many else ""
+    errors, rss = f"{count} concurrent streams: errors", f"{count} concurrent streams: RSS of the web process"
+    return [
+        _target("6", errors, many.get("errors"), "<=", 0, "", peak),
+        _target("6", rss, many.get("rss_peak_mb"), "<=", 300, " MB", idle),
+    ]
+
+
+def _memory(results: dict[str, Any]) -> list[Target]:
+    """7: Redis bytes per one-turn interaction beyond the bytes of its text."""
+    memory = get(results, "memory", "stored") or {}
+    name = "Redis memory per one-turn interaction beyond its text"
+    detail = f"{memory.get('memory_bytes')} B for {memory.get('text_bytes')} B of text"
+    return [_target("7", name, memory.get("beyond_text_bytes"), "<=", 2048, " B", detail)]
+
+
+#: in the order of the Targets table
+_BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
+    _create,
+    _chain,
+    _pickup,
+    _cancel,
+    _stream,
+    _many_streams,
+    _memory,
+)
+
+
+def targets(results: dict[str, Any]) -> list[Target]:
+    return [target for scenario in _BY_SCENARIO for target in scenario(results)]
