@@ -8,6 +8,8 @@
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
     ├── UpstreamError               the model's server failed or refused (server.upstream.base); the API
     │                               maps its status (a 429 stays a 429, a 5xx becomes a 502)
+    ├── ApiError                    an HTTP answer the API layer chooses itself (api/errors.py): no route,
+    │                               a body too large or too slow, an upstream failure mapped
     └── StoreConflict               a compare-and-set lost: never shown to a client, the caller decides
         ├── Fenced                  another runner owns the interaction now (a newer fence)
         ├── StatusChanged           the status is not one the transition starts from (`current` says)

@@ -14,7 +14,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from ..errors import UNAVAILABLE_MESSAGE, RequestError, http_status
+from ..errors import UNAVAILABLE_MESSAGE, RequestError, ServerError, http_status
 from ..protocol.codec import json_encoder
 from ..store import outage
 from ..upstream.base import UpstreamError
@@ -47,7 +47,7 @@ class ErrorBody(msgspec.Struct, kw_only=True):
     error: ErrorDetail
 
 
-class ApiError(Exception):
+class ApiError(ServerError):
     def __init__(
         self,
         status_code: int,

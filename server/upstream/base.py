@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ..errors import ServerError
 from ..protocol.deltas import Delta
 from ..protocol.interaction import ErrorInfo, InteractionConfig, Usage
 from ..protocol.steps import Step
@@ -61,7 +62,7 @@ class Finished(msgspec.Struct, kw_only=True):
 UpstreamEvent = StepStarted | StepDelta | StepEnded | UsageReported | Finished
 
 
-class UpstreamError(Exception):
+class UpstreamError(ServerError):
     """The upstream call failed. `status` is the upstream HTTP status (0 for no response).
 
     `misconfigured`: this server cannot make the call at all (a route's key variable is unset), so nothing

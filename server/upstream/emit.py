@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
+from ..errors import InvalidArgument
 from ..protocol.base import UnknownMember
-from ..protocol.codec import InvalidArgument
 from ..protocol.content import (
     AudioContent,
     Content,

@@ -6,7 +6,7 @@ import fnmatch
 import importlib
 from collections.abc import AsyncGenerator, Callable
 
-from ..protocol.codec import InvalidArgument
+from ..errors import InvalidArgument
 from ..settings import EchoSettings, ModelRoute
 from .base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
 from .echo import EchoBackend

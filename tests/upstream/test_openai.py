@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.protocol.codec import InvalidArgument
+from server.errors import InvalidArgument
 from server.protocol.content import AudioContent, DocumentContent, ImageContent, TextContent, VideoContent
 from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSummaryDelta
 from server.protocol.steps import (
