@@ -1,0 +1,32 @@
+"""The seven scenarios of issue 6, each measured beside a baseline taken in the same run.
+
+Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
+that goes into bench/results/latest.json; bench/targets.py and bench/tables.py turn those into the targets
+and the tables. One module per kind of measurement: create.py (1, 2: wrk on create), background.py (3, 4),
+relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .background import background_pickup, cancel_latency
+from .common import Bench
+from .create import chain_depth, create_throughput
+from .many import many_streams
+from .memory import redis_memory
+from .plan import Plan
+from .relay import stream_relay
+
+__all__ = ["SCENARIOS", "Bench", "Plan"]
+
+SCENARIOS: dict[str, Callable[[Bench], Any]] = {
+    "create": create_throughput,
+    "chain": chain_depth,
+    "pickup": background_pickup,
+    "cancel": cancel_latency,
+    "stream": stream_relay,
+    "many_streams": many_streams,
+    "memory": redis_memory,
+}

@@ -1,0 +1,70 @@
+"""How much of each scenario one run does: the full run of `make bench`, or `--quick`'s smoke run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    quick: bool
+    wrk_seconds: float
+    wrk_repeats: int
+    concurrency: tuple[int, ...]
+    depths: tuple[int, ...]
+    depth_seconds: float
+    pickup_samples: int
+    cancel_samples: int
+    flood_streams: int
+    flood_deltas: int
+    first_event_samples: int
+    first_token_delay: float
+    many_streams: int
+    many_ramp_seconds: float
+    drip_words: int
+    drip_interval: float
+    memory_samples: int
+
+    @classmethod
+    def full(cls) -> Plan:
+        return cls(
+            quick=False,
+            wrk_seconds=5,
+            wrk_repeats=2,
+            concurrency=(1, 16, 64),
+            depths=(1, 10, 100, 1000),
+            depth_seconds=3,
+            pickup_samples=200,
+            cancel_samples=100,
+            flood_streams=4,
+            flood_deltas=20_000,
+            first_event_samples=100,
+            first_token_delay=0.03,
+            many_streams=1000,
+            many_ramp_seconds=2.0,
+            drip_words=25,
+            drip_interval=0.25,
+            memory_samples=20,
+        )
+
+    @classmethod
+    def quick_plan(cls) -> Plan:
+        return cls(
+            quick=True,
+            wrk_seconds=1,
+            wrk_repeats=1,
+            concurrency=(1, 16, 64),
+            depths=(1, 10, 100),
+            depth_seconds=1,
+            pickup_samples=30,
+            cancel_samples=15,
+            flood_streams=2,
+            flood_deltas=2_000,
+            first_event_samples=15,
+            first_token_delay=0.02,
+            many_streams=100,
+            many_ramp_seconds=0.5,
+            drip_words=8,
+            drip_interval=0.1,
+            memory_samples=5,
+        )
