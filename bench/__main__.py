@@ -39,6 +39,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 BUDGET_SECONDS = 570.0
 #: no one scenario may take longer than this
 SCENARIO_SECONDS = {"create": 200.0, "chain": 120.0, "many_streams": 120.0}
+#: the scenarios that measure one web process (and are profiled there)
+ONE_PROCESS = ("stream", "many_streams")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -123,12 +125,89 @@ class Profiler:
         self.procs.clear()
 
 
-async def run(options: argparse.Namespace) -> dict[str, Any]:
-    plan = Plan.quick_plan() if options.quick else Plan.full()
-    chosen = [name.strip() for name in options.only.split(",") if name.strip()] or list(SCENARIOS)
+def _chosen(only: str) -> list[str]:
+    """The scenarios of `--only` (all of them by default), in the order given."""
+    chosen = [name.strip() for name in only.split(",") if name.strip()] or list(SCENARIOS)
     unknown = [name for name in chosen if name not in SCENARIOS]
     if unknown:
         raise SystemExit(f"unknown scenarios: {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    return chosen
+
+
+async def _start(
+    options: argparse.Namespace, plan: Plan, stack: Stack, upstream: BenchUpstream, chosen: list[str]
+) -> Bench:
+    """Redis, the workers, the server and the baseline, and a Redis client: what the scenarios share."""
+    web, workers = options.web_processes, options.workers
+    print(f"bench: starting redis, server and baseline ({web} web), {workers} worker(s)", flush=True)
+    stack.start_redis()
+    # workers first: a web server is ready only once some worker consumes the queue
+    for index in range(options.workers):
+        await stack.start_worker(f"worker-{index}")
+    server = await stack.start_server("server", options.web_processes)
+    baseline = await stack.start_baseline("baseline", options.web_processes)
+    # scenarios 5 and 6 measure one web process: with more, they get a server and a baseline of their own
+    one_server, one_baseline = server, baseline
+    if options.web_processes != 1 and set(ONE_PROCESS) & set(chosen):
+        one_server = await stack.start_server("server-one", 1)
+        one_baseline = await stack.start_baseline("baseline-one", 1)
+    redis = Redis.from_url(stack.redis_url)
+    return Bench(
+        plan=plan,
+        stack=stack,
+        server=server,
+        baseline=baseline,
+        one_server=one_server,
+        one_baseline=one_baseline,
+        upstream=upstream,
+        redis=redis,
+        workdir=stack.workdir,
+    )
+
+
+async def _scenario(name: str, bench: Bench, profiler: Profiler, remaining: float) -> dict[str, Any]:
+    """One scenario within its time limit; what stopped it, if anything, is its result (the run goes on)."""
+    print(f"bench: {name} ...", flush=True)
+    began = time.monotonic()
+    servers = [bench.one_server] if name in ONE_PROCESS else [bench.server]
+    await profiler.start(name, servers)
+    result: dict[str, Any]
+    try:
+        async with asyncio.timeout(min(SCENARIO_SECONDS.get(name, 90.0), remaining)):
+            result = await SCENARIOS[name](bench)
+    except TimeoutError:
+        result = {"error": "did not finish within its time limit"}
+    except Exception as exc:
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        await profiler.stop()
+    result["scenario_seconds"] = round(time.monotonic() - began, 1)
+    print(f"bench: {name} done in {time.monotonic() - began:.1f} s", flush=True)
+    return result
+
+
+async def _scenarios(chosen: list[str], bench: Bench, profiler: Profiler, started: float) -> dict[str, Any]:
+    """The chosen scenarios one after the other, within the run's budget; a dead process ends the run, as
+    every figure after it would be wrong."""
+    results: dict[str, Any] = {}
+    for name in chosen:
+        remaining = BUDGET_SECONDS - (time.monotonic() - started)
+        if remaining < 10:
+            results[name] = {"error": "skipped: the time budget of the run was used up"}
+            continue
+        results[name] = await _scenario(name, bench, profiler, remaining)
+        dead = [child for child in bench.stack.children if not child.alive()]
+        if dead:
+            results["stack"] = {
+                "error": f"{dead[0].name} died; see bench/results/processes/{dead[0].name}.log"
+            }
+            break
+    return results
+
+
+async def run(options: argparse.Namespace) -> dict[str, Any]:
+    plan = Plan.quick_plan() if options.quick else Plan.full()
+    chosen = _chosen(options.only)
     started = time.monotonic()
     workdir = RESULTS / "processes"
     shutil.rmtree(workdir, ignore_errors=True)
@@ -136,53 +215,14 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
     upstream = BenchUpstream(upstream_scripts(plan))
     await upstream.start()
     stack = Stack(workdir, models_toml(upstream.base_url), upstream.chat_url)
-    results: dict[str, Any] = {}
-    redis: Redis | None = None
+    bench: Bench | None = None
     profiler = Profiler(options.profile, RESULTS / "profiles")
     try:
-        web, workers = options.web_processes, options.workers
-        print(f"bench: starting redis, server and baseline ({web} web), {workers} worker(s)", flush=True)
-        stack.start_redis()
-        # workers first: a web server is ready only once some worker consumes the queue
-        for index in range(options.workers):
-            await stack.start_worker(f"worker-{index}")
-        server = await stack.start_server("server", options.web_processes)
-        baseline = await stack.start_baseline("baseline", options.web_processes)
-        one_server, one_baseline = server, baseline
-        if options.web_processes != 1 and {"stream", "many_streams"} & set(chosen):
-            one_server = await stack.start_server("server-one", 1)
-            one_baseline = await stack.start_baseline("baseline-one", 1)
-        redis = Redis.from_url(stack.redis_url)
-        bench = Bench(plan, stack, server, baseline, one_server, one_baseline, upstream, redis, workdir)
-        for name in chosen:
-            remaining = BUDGET_SECONDS - (time.monotonic() - started)
-            if remaining < 10:
-                results[name] = {"error": "skipped: the time budget of the run was used up"}
-                continue
-            print(f"bench: {name} ...", flush=True)
-            began = time.monotonic()
-            servers = [one_server] if name in ("stream", "many_streams") else [server]
-            await profiler.start(name, servers)
-            try:
-                async with asyncio.timeout(min(SCENARIO_SECONDS.get(name, 90.0), remaining)):
-                    results[name] = await SCENARIOS[name](bench)
-            except TimeoutError:
-                results[name] = {"error": "did not finish within its time limit"}
-            except Exception as exc:
-                results[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            finally:
-                await profiler.stop()
-            results[name]["scenario_seconds"] = round(time.monotonic() - began, 1)
-            print(f"bench: {name} done in {time.monotonic() - began:.1f} s", flush=True)
-            dead = [child for child in stack.children if not child.alive()]
-            if dead:
-                results["stack"] = {
-                    "error": f"{dead[0].name} died; see bench/results/processes/{dead[0].name}.log"
-                }
-                break
+        bench = await _start(options, plan, stack, upstream, chosen)
+        results = await _scenarios(chosen, bench, profiler, started)
     finally:
-        if redis is not None:
-            await redis.aclose()
+        if bench is not None:
+            await bench.redis.aclose()
         stack.stop()
         await upstream.stop()
     run_data = {
