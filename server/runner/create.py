@@ -29,7 +29,7 @@ from .ids import new_id
 from .log_sink import LogSink
 from .plan import CreatePlan, Mode, plan_create
 from .replies import EventStream, Reply, relay
-from .services import Services
+from .services import Services, UseCase
 from .sinks import Listener, NullSink, RecordSink, RunResult
 from .spec import RunSpec, upstream_request
 
@@ -41,18 +41,9 @@ def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
     return router.resolve(config.agent or "", "agent")
 
 
-class Creator:
+class Creator(UseCase):
     def __init__(self, services: Services, idempotency: Idempotency) -> None:
-        self.services = services
-        self.settings = services.settings
-        self.store = services.store
-        self.router = services.router
-        self.registry = services.registry
-        self.runner = services.runner
-        self.writer = services.writer
-        self.histories = services.histories
-        self.settler = services.settler
-        self.events = services.events
+        super().__init__(services)
         self.idempotency = idempotency
 
     async def create(
@@ -134,12 +125,7 @@ class Creator:
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
         generation = self.histories.generation(tenant)
-        request = await self._store_new(tenant, interaction_id, plan, upstream_model, generation)
-        try:
-            backend.check(request)
-        except InvalidArgument as exc:
-            await self.settler.fail_unstarted(tenant, interaction_id, str(exc))
-            raise
+        request = await self._store_new(tenant, interaction_id, plan, backend, upstream_model, generation)
         spec = self._spec(tenant, interaction_id, plan, request, backend, fence=1)
         handle = RunHandle(self._member(tenant, interaction_id))
         listener: Listener | None = asyncio.Queue() if plan.stream else None
@@ -155,12 +141,7 @@ class Creator:
     async def _background(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
-        request = await self._store_new(tenant, interaction_id, plan, upstream_model, None)
-        try:
-            backend.check(request)
-        except InvalidArgument as exc:
-            await self.settler.fail_unstarted(tenant, interaction_id, str(exc))
-            raise
+        await self._store_new(tenant, interaction_id, plan, backend, upstream_model, None)
         await self.store.jobs.enqueue(tenant, interaction_id, 0)
         if plan.stream:
             return EventStream(
@@ -181,10 +162,17 @@ class Creator:
     # -- their parts -------------------------------------------------------------------------------------
 
     async def _store_new(
-        self, tenant: str, interaction_id: str, plan: CreatePlan, upstream_model: str, generation: int | None
+        self,
+        tenant: str,
+        interaction_id: str,
+        plan: CreatePlan,
+        backend: Backend,
+        upstream_model: str,
+        generation: int | None,
     ) -> UpstreamRequest:
         """Store the interaction before it runs (after checking its chain): queued for a worker, or
-        claimed by this process (fence 1, a lease). Returns the upstream request of its whole history."""
+        claimed by this process (fence 1, a lease). Returns the upstream request of its whole history,
+        checked by the backend: one it refuses fails the stored interaction, and the request with a 400."""
         prev = plan.previous_interaction_id
         background = plan.mode is Mode.BACKGROUND
         generation = self.histories.generation(tenant) if generation is None else generation
@@ -216,7 +204,13 @@ class Creator:
         history = self._history(tenant, prev, cached, chain, generation)
         if fill_function_result_names(history, plan.input_steps):
             await self.store.interactions.replace_input(tenant, interaction_id, plan.input_steps)
-        return upstream_request(plan.config, upstream_model, [*history, *plan.input_steps])
+        request = upstream_request(plan.config, upstream_model, [*history, *plan.input_steps])
+        try:
+            backend.check(request)
+        except InvalidArgument as exc:
+            await self.settler.fail_unstarted(tenant, interaction_id, str(exc))
+            raise
+        return request
 
     def _history(
         self, tenant: str, prev: str | None, cached: tuple[Step, ...] | None, chain: Chain, generation: int

@@ -21,7 +21,7 @@ from ..store.runs import Claim
 from .create import route
 from .handle import SHUTDOWN, RunHandle
 from .log_sink import LogSink
-from .services import Services
+from .services import UseCase
 from .sinks import RunResult
 from .spec import RunSpec, upstream_request
 
@@ -30,17 +30,7 @@ log = logging.getLogger(__name__)
 LOST_WORKER: Final = "The worker running this interaction was lost"
 
 
-class BackgroundJobs:
-    def __init__(self, services: Services) -> None:
-        self.settings = services.settings
-        self.store = services.store
-        self.router = services.router
-        self.registry = services.registry
-        self.runner = services.runner
-        self.writer = services.writer
-        self.histories = services.histories
-        self.settler = services.settler
-
+class BackgroundJobs(UseCase):
     async def run(self, tenant: str, interaction_id: str, queued_fence: int) -> None:
         """The worker's job. Returns at once if the interaction is finished or the job is stale."""
         try:

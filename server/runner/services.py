@@ -30,3 +30,18 @@ class Services:
     settler: Settler
     #: the event-log reader
     events: EventLog
+
+
+class UseCase:
+    """A use case of the application layer: the shared collaborators, unpacked once."""
+
+    def __init__(self, services: Services) -> None:
+        self.settings = services.settings
+        self.store = services.store
+        self.router = services.router
+        self.registry = services.registry
+        self.runner = services.runner
+        self.writer = services.writer
+        self.histories = services.histories
+        self.settler = services.settler
+        self.events = services.events

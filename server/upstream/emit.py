@@ -7,6 +7,7 @@ says what it saw and the sequencer opens and closes steps around it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,9 +25,16 @@ from ..protocol.content import (
 )
 from ..protocol.deltas import ArgumentsDelta, Delta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from ..protocol.interaction import InteractionConfig
-from ..protocol.steps import FunctionCallStep, FunctionResultStep, ModelOutputStep, Step, ThoughtStep
+from ..protocol.steps import (
+    FunctionCallStep,
+    FunctionResultStep,
+    ModelOutputStep,
+    Step,
+    ThoughtStep,
+    UserInputStep,
+)
 from ..protocol.tools import Tool
-from .base import StepDelta, StepEnded, StepStarted, UpstreamEvent
+from .base import StepDelta, StepEnded, StepStarted, UpstreamEvent, UpstreamRequest
 
 Events = list[UpstreamEvent]
 
@@ -184,6 +192,25 @@ MEDIA_KINDS: dict[type[Any], str] = {
     VideoContent: "video",
     DocumentContent: "document",
 }
+
+
+def check_request(
+    backend: str,
+    request: UpstreamRequest,
+    tools: tuple[type[Tool], ...],
+    check_content: Callable[[Content, str], None] | None = None,
+) -> None:
+    """Refuse (a 400 naming the field) what a backend cannot take: a tool of a kind it does not run, and,
+    with `check_content`, an input item it cannot read."""
+    for index, tool in enumerate(request.config.tools or []):
+        if not isinstance(tool, tools):
+            raise unsupported_tool(backend, tool, index)
+    if check_content is None:
+        return
+    for step in request.history:
+        if isinstance(step, UserInputStep) and isinstance(step.content, list):
+            for item in step.content:
+                check_content(item, backend)
 
 
 def unsupported_content(backend: str, content: Content, why: str = "") -> InvalidArgument:

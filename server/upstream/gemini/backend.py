@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
 from ..base import UpstreamEvent, UpstreamRequest
-from ..emit import unsupported_tool
+from ..emit import check_request
 from ..transport import HTTPBackend, api_key, join_url
 from .decode import GeminiDecoder
 from .request import SUPPORTED_TOOLS, build_body
@@ -18,9 +18,7 @@ class GeminiBackend(HTTPBackend):
     default_base_url = "https://generativelanguage.googleapis.com"
 
     def check(self, request: UpstreamRequest) -> None:
-        for index, tool in enumerate(request.config.tools or []):
-            if not isinstance(tool, SUPPORTED_TOOLS):
-                raise unsupported_tool(self.name, tool, index)
+        check_request(self.name, request, SUPPORTED_TOOLS)
 
     def url(self, request: UpstreamRequest) -> str:
         model = quote(self.upstream_model(request).removeprefix("models/"), safe="-._~")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-from ...protocol.steps import UserInputStep
 from ...protocol.tools import FunctionTool
 from ..base import UpstreamEvent, UpstreamRequest
-from ..emit import unsupported_tool
+from ..emit import check_request
 from ..transport import HTTPBackend, api_key, join_url
 from .decode import OpenAIDecoder
 from .request import build_body, check_content
@@ -19,13 +18,7 @@ class OpenAIBackend(HTTPBackend):
     default_base_url = "https://api.openai.com/v1"
 
     def check(self, request: UpstreamRequest) -> None:
-        for index, tool in enumerate(request.config.tools or []):
-            if not isinstance(tool, FunctionTool):
-                raise unsupported_tool(self.name, tool, index)
-        for step in request.history:
-            if isinstance(step, UserInputStep) and isinstance(step.content, list):
-                for item in step.content:
-                    check_content(item, self.name)
+        check_request(self.name, request, (FunctionTool,), check_content)
 
     def url(self) -> str:
         return join_url(self.base_url, "/v1/chat/completions")
