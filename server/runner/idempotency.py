@@ -19,13 +19,14 @@ from ..store.store import Store
 _WAIT_SECONDS = 600.0
 #: how long it waits for the first call's record to appear (it is stored milliseconds after the key)
 _STORING_SECONDS = 1.0
-#: the longest single wait on the log, so a deleted interaction is noticed
-_BLOCK_MS = 5000
 
 
 class Idempotency:
     def __init__(self, store: Store) -> None:
         self.store = store
+        #: the longest single wait on the log (so a deleted interaction is noticed): the blocking client's
+        #: reads are bounded by the keep-alive interval, the longest block it expects
+        self.block_seconds = store.settings.runner.keepalive_seconds
 
     async def first_or_repeat(self, tenant: str, key: str, interaction_id: str, body: bytes) -> Record | None:
         """None for the first call with this key (now remembered), else the first call's interaction."""
@@ -60,6 +61,6 @@ class Idempotency:
                 record.background or record.status in lifecycle.FINISHED or waited > _WAIT_SECONDS
             ):
                 return record
-            block = _STORING_SECONDS if record is None else min(_WAIT_SECONDS - waited, _BLOCK_MS / 1000)
+            block = min(_STORING_SECONDS if record is None else _WAIT_SECONDS - waited, self.block_seconds)
             # wakes on the next event (the terminal one is written with the final status), or after `block`
             after, _frames = await self.store.log.follow(tenant, interaction_id, after, int(block * 1000) + 1)
