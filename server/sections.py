@@ -99,8 +99,9 @@ class RunnerSettings(Section):
 
 class WorkerSettings(Section):
     max_jobs: PositiveInt = 100
-    #: 0 would make arq poll Redis in a busy loop
-    poll_delay_ms: PositiveInt = 5
+    #: how often an idle worker looks at the queue without being woken (a queued job wakes it at once; this
+    #: only bounds the pickup of a job whose wake-up was lost)
+    poll_delay_ms: PositiveInt = 1000
     shutdown_grace_seconds: NonNegativeFloat = 30.0
     #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`
     embedded: bool = True

@@ -1,5 +1,9 @@
 """An arq worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
 
+It is woken when a job is queued (store/jobs.py publishes on the queue's wake-up channel, which the
+runtime follows) or when one of its own jobs ends, rather than polling arq's queue every few milliseconds:
+an idle worker looks at the queue only every `worker.poll_delay_ms`, in case a wake-up was lost.
+
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server/runner/jobs.py), before the pools close.
 While its poll loop runs, the host beats (server.store.heartbeats), so /readyz can tell when nobody
@@ -33,11 +37,36 @@ async def run_interaction(ctx: dict[str, Any], tenant: str, interaction_id: str,
     await runtime.jobs.run(tenant, interaction_id, fence)
 
 
+class WakingWorker(Worker):
+    """arq's worker with its fixed-delay poll loop replaced by one that waits for `wake` (or the delay)."""
+
+    def __init__(self, *args: Any, wake: asyncio.Event, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.wake = wake
+
+    async def main(self) -> None:
+        # arq's main() without its loop; the pool is ours (given), and no startup hook is used
+        self.ctx["redis"] = self.pool
+        while True:
+            # cleared first: a wake-up that comes while the queue is read makes the next wait return at once
+            self.wake.clear()
+            await self._poll_iteration()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.poll_delay_s):
+                    await self.wake.wait()
+
+    def _release_sem_dec_counter_on_complete(self) -> None:
+        super()._release_sem_dec_counter_on_complete()
+        # a slot is free: a job left in the queue while all were taken can start now
+        self.wake.set()
+
+
 class WorkerHost:
     def __init__(self, runtime: Runtime) -> None:
         settings = runtime.settings.worker
         self.runtime = runtime
-        self.worker = Worker(
+        self.worker = WakingWorker(
+            wake=runtime.jobs_queued,
             functions=[func(run_interaction, name=JOB_NAME, timeout=_JOB_TIMEOUT_SECONDS)],
             redis_pool=runtime.store.redis,
             queue_name=settings.queue_name,

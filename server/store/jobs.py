@@ -46,6 +46,8 @@ class Jobs:
                 _job_id=keys.job_id(tenant, interaction_id, fence),
                 _queue_name=self.queue_name,
             )
+        # idle workers wait for this rather than polling the queue (server/worker_host.py)
+        await self.commands.publish(keys.wake(self.queue_name), "1")
 
     async def waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:
         """Whether the job for this fence is still in arq's queue, not yet taken by a worker."""

@@ -18,6 +18,11 @@ CANCEL_CHANNEL: Final = "ix:cancel"
 FORGET_CHANNEL: Final = "ix:forget"
 
 
+def wake(queue_name: str) -> str:
+    """Pub/sub channel told of every job queued on `queue_name`, so idle workers need not poll."""
+    return f"ix:wake:{queue_name}"
+
+
 def workers(queue_name: str) -> str:
     """ZSET of the workers consuming a queue ("host/pid/random"), scored by their last heartbeat (s)."""
     return f"ix:workers:{queue_name}"
