@@ -89,7 +89,8 @@ class RunnerSettings(Section):
     #: what a foreground stream does when its client goes away: "cancel" the run, or "continue" it
     on_stream_disconnect: StreamDisconnect = "cancel"
     keepalive_seconds: PositiveFloat = 15.0
-    reaper_interval_seconds: PositiveFloat = 1.0
+    #: every process looks for lost runs this often (with many processes, the fleet looks far more often)
+    reaper_interval_seconds: PositiveFloat = 3.0
 
     @property
     def pickup_ms(self) -> int:
@@ -101,7 +102,7 @@ class WorkerSettings(Section):
     max_jobs: PositiveInt = 100
     #: how often an idle worker looks at the queue without being woken (a queued job wakes it at once; this
     #: only bounds the pickup of a job whose wake-up was lost)
-    poll_delay_ms: PositiveInt = 1000
+    poll_delay_ms: PositiveInt = 2000
     shutdown_grace_seconds: NonNegativeFloat = 30.0
     #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`
     embedded: bool = True

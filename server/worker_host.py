@@ -83,6 +83,7 @@ class WorkerHost:
         )
         self.name = heartbeats.worker_name()
         self.polling = False
+        self.beats = 0
         self.tasks: list[asyncio.Task[None]] = []
         # arq logs every job start and end at INFO
         logging.getLogger("arq.worker").setLevel(logging.WARNING)
@@ -97,9 +98,15 @@ class WorkerHost:
     async def _beat_once(self) -> None:
         settings = self.runtime.settings.worker
         try:
+            tidy = self.beats % heartbeats.TIDY_EVERY == 0
             await heartbeats.beat(
-                self.runtime.store.redis, settings.queue_name, self.name, settings.heartbeat_seconds
+                self.runtime.store.redis,
+                settings.queue_name,
+                self.name,
+                settings.heartbeat_seconds,
+                tidy=tidy,
             )
+            self.beats += 1
             self.runtime.outage.answered()
         except UNAVAILABLE as exc:
             self.runtime.outage.failed("worker heartbeat", exc)

@@ -10,8 +10,9 @@ from redis.asyncio import Redis
 from ..store.outage import Outage
 from .loops import supervise
 
-#: how long a silent subscription waits before it pings Redis (a dead connection shows up then)
-_IDLE_SECONDS = 5.0
+#: how long a silent subscription waits before it pings Redis (a dead connection shows up then; a cancel
+#: lost meanwhile is still seen by its run's next log write, within runner.heartbeat_seconds)
+_IDLE_SECONDS = 10.0
 _RESUBSCRIBE_SECONDS = 0.5
 
 

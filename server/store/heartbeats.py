@@ -19,15 +19,21 @@ def worker_name() -> str:
     return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(3)}"
 
 
-async def beat(redis: Redis, queue_name: str, name: str, interval: float) -> None:
-    """Say `name` consumes the queue now, and drop the workers that stopped saying so."""
+#: a worker drops the workers that stopped beating (and renews the set's expiry) every this many beats: an
+#: idle worker's cost is mostly its beats, and readers count only recent beats anyway
+TIDY_EVERY = 10
+
+
+async def beat(redis: Redis, queue_name: str, name: str, interval: float, *, tidy: bool) -> None:
+    """Say `name` consumes the queue now; with `tidy`, also drop the workers that stopped saying so."""
     now = time.time()
     key = keys.workers(queue_name)
-    # three plain commands every few seconds, each bounded like every command (a pipeline is not)
+    # plain commands, each bounded like every command (a pipeline is not)
     await redis.zadd(key, {name: now})
-    await redis.zremrangebyscore(key, "-inf", now - MISSED_BEATS * interval)
-    # the set outlives its last worker only briefly
-    await redis.expire(key, max(60, int(MISSED_BEATS * interval * 10)))
+    if tidy:
+        await redis.zremrangebyscore(key, "-inf", now - MISSED_BEATS * interval)
+        # the set outlives its last worker only briefly
+        await redis.expire(key, max(60, int(MISSED_BEATS * interval * TIDY_EVERY * 2)))
 
 
 async def leave(redis: Redis, queue_name: str, name: str) -> None:
