@@ -46,31 +46,51 @@ class JsonStreamDecoder(abc.ABC, Generic[Chunk]):
         self.done = False
         self._sse = SSEDecoder()
         self._chunks = chunks
+        #: an error met after output in the same read: raised on the next call, once that output is out
+        self._failure: UpstreamError | None = None
 
     def feed_bytes(self, chunk: bytes) -> Events:
+        self._raise_failure()
         return self._decode(self._sse.feed(chunk))
 
     def close(self) -> Events:
+        self._raise_failure()
         events = self._decode(self._sse.close())
+        self._raise_failure()
         events += self.steps.end()
         events.append(self.finished())
         return events
 
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
     def _decode(self, messages: list[SSEMessage]) -> Events:
+        """The events of `messages`. One read can carry output and then an error (a provider's error event
+        mid-answer): the output is returned first, and the error raised by the next call."""
         events: Events = []
         for message in messages:
-            if message.data.strip() == "[DONE]":
-                self.done = True
-                continue
             try:
-                chunk = self._chunks.decode(message.data)
-            except msgspec.ValidationError as error:
-                events += self.on_invalid(message, error)
-            except msgspec.DecodeError:
-                raise self.malformed(message) from None
-            else:
-                events += self.on_chunk(chunk)
+                events += self._message(message)
+            except UpstreamError as error:
+                if not events:
+                    raise
+                self._failure = error
+                break
         return events
+
+    def _message(self, message: SSEMessage) -> Events:
+        if message.data.strip() == "[DONE]":
+            self.done = True
+            return []
+        try:
+            chunk = self._chunks.decode(message.data)
+        except msgspec.ValidationError as error:
+            return self.on_invalid(message, error)
+        except msgspec.DecodeError:
+            raise self.malformed(message) from None
+        return self.on_chunk(chunk)
 
     @abc.abstractmethod
     def on_chunk(self, chunk: Chunk) -> Events:

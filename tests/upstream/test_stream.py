@@ -63,3 +63,16 @@ def test_a_field_of_the_wrong_type_is_malformed_and_named() -> None:
 def test_the_end_is_the_providers_to_judge() -> None:
     with pytest.raises(UpstreamError, match="cut short"):
         decode(sse({"text": "a"}))
+
+
+def test_output_and_an_error_in_one_read_come_out_in_that_order() -> None:
+    """A transport may hand over a whole body at once (aiohttp does): the output read before a malformed
+    chunk is returned first, and the error raised on the next call."""
+    decoder = TextDecoder()
+    events = decoder.feed_bytes(sse({"text": "partial"}) + b"data: {not json\n\n")
+    assert [type(e) for e in events] == [StepStarted, StepDelta]
+    with pytest.raises(UpstreamError, match="malformed"):
+        decoder.close()
+    # an error with nothing before it is raised at once
+    with pytest.raises(UpstreamError, match="malformed"):
+        TextDecoder().feed_bytes(b"data: {not json\n\n")
