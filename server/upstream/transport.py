@@ -24,6 +24,8 @@ from .stream import StreamDecoder
 
 _encoder = msgspec.json.Encoder()
 ERROR_BODY_LIMIT = 64 * 1024
+#: distinct upstream URLs a backend keeps parsed (a Gemini URL names its model, so there are a few)
+_MAX_URLS = 256
 
 
 class UpstreamClient:
@@ -40,6 +42,17 @@ class UpstreamClient:
             "write": 10.0,
             "pool": 5.0,
         }
+
+        #: parsed URLs: httpx parses a URL string in pure Python, which cost more than the request's send
+        self._urls: dict[str, httpx.URL] = {}
+
+    def request(self, url: str, headers: dict[str, str], content: bytes) -> httpx.Request:
+        parsed = self._urls.get(url)
+        if parsed is None:
+            if len(self._urls) >= _MAX_URLS:
+                self._urls.clear()
+            parsed = self._urls[url] = httpx.URL(url)
+        return httpx.Request("POST", parsed, headers=headers, content=content)
 
     async def send(self, request: httpx.Request) -> httpx.Response:
         """The response with its body not read yet (close it, or read it to its end)."""
@@ -83,9 +96,7 @@ async def post_stream(
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + deadline_seconds
-    request = httpx.Request(
-        "POST", url, headers={**headers, "content-type": "application/json"}, content=_encoder.encode(body)
-    )
+    request = client.request(url, {**headers, "content-type": "application/json"}, _encoder.encode(body))
     try:
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout_at(deadline):
