@@ -1,9 +1,10 @@
-"""`python -m bench` (what `make bench` runs): every scenario of issue 6 against the production server.
+"""`python -m bench` (what `make bench` runs): the scenarios of issues 6 and 12 against the production server.
 
 It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
-bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process. It stops
-all of them at the end, and writes bench/results/latest.json and the tables into bench/README.md.
+bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process; scenario
+8 adds a fake upstream in a process of its own, scenario 9 more idle workers. It stops all of them at the
+end, and writes bench/results/latest.json and the tables into bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)
     python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only
@@ -28,6 +29,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from server.launch.redis_process import free_port
+
 from . import report
 from .procs import ROOT, Stack, WebServer
 from .scenarios import SCENARIOS, Bench, Plan
@@ -38,7 +41,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 #: the whole run, start to end; a scenario still running then is stopped and reported as not finished
 BUDGET_SECONDS = 570.0
 #: no one scenario may take longer than this
-SCENARIO_SECONDS = {"create": 200.0, "chain": 120.0, "many_streams": 120.0}
+SCENARIO_SECONDS = {
+    "create": 200.0,
+    "chain": 120.0,
+    "many_streams": 120.0,
+    "upstream": 200.0,
+    "idle_workers": 200.0,
+}
 #: the scenarios that measure one web process (and are profiled there)
 ONE_PROCESS = ("stream", "many_streams")
 
@@ -57,9 +66,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def models_toml(upstream_base: str) -> str:
+def models_toml(upstream_base: str, remote_upstream_port: int) -> str:
     return (
         "# written by the bench: the bench-* models go to its fake OpenAI-compatible upstream\n"
+        "# scenario 8: bench-up-* to the fake upstream in a process of its own (first match wins)\n"
+        "[[models]]\n"
+        'match = "bench-up-*"\n'
+        'backend = "openai"\n'
+        f'base_url = "http://127.0.0.1:{remote_upstream_port}/v1"\n'
+        "max_connections = 4000\n"
         "[[models]]\n"
         'match = "bench-*"\n'
         'backend = "openai"\n'
@@ -214,7 +229,8 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
     workdir.mkdir(parents=True)
     upstream = BenchUpstream(upstream_scripts(plan))
     await upstream.start()
-    stack = Stack(workdir, models_toml(upstream.base_url), upstream.chat_url)
+    remote_port = free_port()
+    stack = Stack(workdir, models_toml(upstream.base_url, remote_port), upstream.chat_url, remote_port)
     bench: Bench | None = None
     profiler = Profiler(options.profile, RESULTS / "profiles")
     try:

@@ -4,10 +4,18 @@
   answer a JSON document that carries it, so that request and response are about as large as the server's.
 - `POST /relay`: forward the body to the fake upstream and relay its response bytes as they arrive (no
   parsing): the ceiling for streaming through litestar + granian + httpx.
+- `POST /relay_once`: forward the body, await the upstream's whole reply, answer it: the ceiling for a
+  non-streamed call through the same stack (the bare relay of scenario 8). No state, no parsing.
+- `/remote/relay` and `/remote/relay_once`: the same two, to the upstream in a process of its own
+  (bench/upstream_server.py), through the server's own upstream client (server/upstream/transport.py's
+  `UpstreamClient`: httpx's API over aiohttp's engine): the bare relay of scenario 8 uses the very client our
+  server uses, so that the ratio measures what the server adds to the call, not a choice of client. The two
+  in-process routes keep `httpx.AsyncClient`, the client of issue 6's runs of scenarios 5 and 6.
 - `GET /readyz`: a Redis PING.
 
-`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES and BENCH_UPSTREAM_URL, and for
-experiments BENCH_BASELINE_SETS (Redis round trips per create, one by default).
+`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES, BENCH_UPSTREAM_URL and
+BENCH_REMOTE_UPSTREAM_URL, and for experiments BENCH_BASELINE_SETS (Redis round trips per create, one by
+default).
 """
 
 from __future__ import annotations
@@ -20,22 +28,46 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import msgspec
 from granian import Granian
 from granian.constants import Interfaces, Loops
 from litestar import Litestar, Request, Response, get, post
 from litestar.response import Stream
 from redis.asyncio import Redis
 
+from server.settings import ModelRoute
+from server.upstream.transport import UpstreamClient
+
 TTL_MS = 55 * 24 * 3600 * 1000
 JSON = "application/json"
 
 
 class State:
-    def __init__(self, redis: Redis, http: httpx.AsyncClient, upstream_url: str, sets: int) -> None:
+    def __init__(self, redis: Redis, upstreams: tuple[str, str], sets: int) -> None:
         self.redis = redis
-        self.http = http
-        self.upstream_url = upstream_url
+        self.upstream_url, self.remote_upstream_url = upstreams
         self.sets = sets
+        # the limits and keep-alive of the server's upstream clients (server/upstream/transport.py)
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(connect=5.0, read=300.0, write=10.0, pool=5.0),
+            limits=httpx.Limits(max_connections=2000, max_keepalive_connections=100, keepalive_expiry=30.0),
+        )
+        route = {"match": "bench-up-*", "backend": "openai", "base_url": self.remote_upstream_url}
+        self.remote = UpstreamClient(msgspec.convert({**route, "max_connections": 4000}, ModelRoute))
+
+    async def send(self, request: Request[Any, Any, Any]) -> httpx.Response:
+        """POST the request's body to its upstream (the remote one under /remote/): the response, its body
+        not read yet."""
+        body = await request.body()
+        headers = {"content-type": JSON}
+        if str(request.scope["path"]).startswith("/remote/"):
+            return await self.remote.send(self.remote.request(self.remote_upstream_url, headers, body))
+        upstream = self.http.build_request("POST", self.upstream_url, content=body, headers=headers)
+        return await self.http.send(upstream, stream=True)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+        await self.remote.aclose()
 
 
 def _state(request: Request[Any, Any, Any]) -> State:
@@ -56,14 +88,9 @@ async def create(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(content=content + b"}", media_type=JSON)
 
 
-@post("/relay", status_code=200)
+@post(["/relay", "/remote/relay"], status_code=200)
 async def relay(request: Request[Any, Any, Any]) -> Stream:
-    state = _state(request)
-    body = await request.body()
-    upstream = state.http.build_request(
-        "POST", state.upstream_url, content=body, headers={"content-type": "application/json"}
-    )
-    response = await state.http.send(upstream, stream=True)
+    response = await _state(request).send(request)
 
     async def chunks() -> AsyncIterator[bytes]:
         try:
@@ -75,6 +102,17 @@ async def relay(request: Request[Any, Any, Any]) -> Stream:
     return Stream(chunks(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
+@post(["/relay_once", "/remote/relay_once"], status_code=200)
+async def relay_once(request: Request[Any, Any, Any]) -> Response[bytes]:
+    upstream = await _state(request).send(request)
+    try:
+        content = await upstream.aread()
+    finally:
+        await upstream.aclose()
+    media_type = upstream.headers.get("content-type", JSON)
+    return Response(content=content, status_code=upstream.status_code, media_type=media_type)
+
+
 @get("/readyz")
 async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
     await _state(request).redis.ping()
@@ -83,24 +121,24 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 def create_app() -> Litestar:
     redis_url = os.environ["REDIS_URL"]
-    upstream_url = os.environ.get("BENCH_UPSTREAM_URL", "http://127.0.0.1:9/v1/chat/completions")
+    nowhere = "http://127.0.0.1:9/v1/chat/completions"
+    upstreams = (
+        os.environ.get("BENCH_UPSTREAM_URL", nowhere),
+        os.environ.get("BENCH_REMOTE_UPSTREAM_URL", nowhere),
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         redis = Redis.from_url(redis_url)
-        http = httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=5.0, read=300.0, write=10.0, pool=5.0),
-            limits=httpx.Limits(max_connections=2000, max_keepalive_connections=100),
-        )
-        app.state.bench = State(redis, http, upstream_url, int(os.environ.get("BENCH_BASELINE_SETS", "1")))
+        app.state.bench = State(redis, upstreams, int(os.environ.get("BENCH_BASELINE_SETS", "1")))
         try:
             yield
         finally:
-            await http.aclose()
+            await app.state.bench.aclose()
             await redis.aclose()
 
     return Litestar(
-        route_handlers=[create, relay, readyz],
+        route_handlers=[create, relay, relay_once, readyz],
         lifespan=[lifespan],
         openapi_config=None,
         request_max_body_size=None,

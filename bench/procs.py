@@ -1,8 +1,9 @@
 """The processes of a bench run, and what /proc says about them (CPU time, RSS).
 
 A private redis-server on a free loopback port, the production server (`python -m server`, granian),
-worker processes (`python -m workers`) and the baseline (`python -m bench.baseline_app`, granian too),
-each in its own process group so that it is stopped with everything it spawned, and only that.
+worker processes (`python -m workers`), the baseline (`python -m bench.baseline_app`, granian too) and, for
+scenario 8, the fake upstream in a process of its own (`python -m bench.upstream_server`), each in its own
+process group so that it is stopped with everything it spawned, and only that.
 """
 
 from __future__ import annotations
@@ -127,11 +128,26 @@ class Child:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def terminate(self) -> None:
+        """SIGTERM to its process group, without waiting (see `stop`)."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+
+    async def wait_for_line(self, text: str, within: float) -> None:
+        """Until its log holds `text` (what it says once it is up); a process that exits first is an error."""
+        deadline = time.monotonic() + within
+        while text not in self.log():
+            if not self.alive():
+                raise RuntimeError(f"{self.name} exited at start:\n{self.log()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name} did not start:\n{self.log()[-3000:]}")
+            await asyncio.sleep(0.05)
+
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        self.terminate()
         try:
             self.proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -178,12 +194,15 @@ class WebServer:
 class Stack:
     """Everything one bench run starts, in `workdir` (logs, Redis data, the models file)."""
 
-    def __init__(self, workdir: Path, models_toml: str, upstream_url: str) -> None:
+    def __init__(self, workdir: Path, models_toml: str, upstream_url: str, remote_upstream_port: int) -> None:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.models_path = workdir / "models.toml"
         self.models_path.write_text(models_toml)
         self.upstream_url = upstream_url
+        #: the upstream process of scenario 8: its port is in models.toml before it runs (started on demand)
+        self.remote_upstream_port = remote_upstream_port
+        self.remote_upstream_url = f"http://127.0.0.1:{remote_upstream_port}/v1/chat/completions"
         # persistence off: an AOF rewrite in the middle of a measurement is noise; both paths share this Redis
         self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=False)
         self.children: list[Child] = []
@@ -218,7 +237,12 @@ class Stack:
 
     async def start_baseline(self, name: str, processes: int) -> WebServer:
         port = free_port()
-        env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), BENCH_UPSTREAM_URL=self.upstream_url)
+        env = self.env(
+            PORT=str(port),
+            WEB_PROCESSES=str(processes),
+            BENCH_UPSTREAM_URL=self.upstream_url,
+            BENCH_REMOTE_UPSTREAM_URL=self.remote_upstream_url,
+        )
         server = WebServer(
             self._child(name, [sys.executable, "-m", "bench.baseline_app"], env), port, processes
         )
@@ -226,15 +250,28 @@ class Stack:
         return server
 
     async def start_worker(self, name: str, within: float = 30.0) -> Child:
-        child = self._child(name, [sys.executable, "-m", "workers"], self.env())
-        deadline = time.monotonic() + within
-        while "worker ready" not in child.log():
-            if not child.alive():
-                raise RuntimeError(f"{name} exited at start:\n{child.log()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{name} did not start:\n{child.log()[-3000:]}")
-            await asyncio.sleep(0.05)
+        return (await self.start_workers([name], within))[0]
+
+    async def start_workers(self, names: list[str], within: float = 60.0) -> list[Child]:
+        """Worker processes started all at once, each ready ("worker ready": it consumes the queue)."""
+        children = [self._child(name, [sys.executable, "-m", "workers"], self.env()) for name in names]
+        await asyncio.gather(*(child.wait_for_line("worker ready", within) for child in children))
+        return children
+
+    async def start_upstream(self, name: str = "upstream") -> Child:
+        """The fake upstream of scenario 8 on its port (bench/upstream_server.py)."""
+        env = self.env(PORT=str(self.remote_upstream_port))
+        child = self._child(name, [sys.executable, "-m", "bench.upstream_server"], env)
+        await child.wait_for_line("upstream ready", 30.0)
         return child
+
+    def stop_children(self, children: list[Child]) -> None:
+        """Stop these, all signalled first so that they shut down side by side, and forget them."""
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.stop()
+            self.children.remove(child)
 
     def redis_pids(self) -> list[int]:
         process = self.redis.process

@@ -1,5 +1,6 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
-its place in bench/README.md. The targets are computed in targets.py, the scenario tables in tables.py."""
+its place in bench/README.md. The targets are computed in targets.py, the scenario tables in tables.py
+(scenarios 1 to 7) and cost_tables.py (8 and 9)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .tables import SECTIONS, fmt, table
+from . import cost_tables, tables
+from .tables import fmt, table
 from .targets import targets
 
 __all__ = ["machine", "markdown", "targets", "update_readme"]
@@ -107,7 +109,7 @@ def _failures_section(results: dict[str, Any]) -> list[str]:
 def markdown(run: dict[str, Any]) -> str:
     results = run["results"]
     lines = [*_header(run), *_targets_section(run)]
-    for section in SECTIONS:
+    for section in (*tables.SECTIONS, *cost_tables.SECTIONS):
         lines += section(results)
     lines += _failures_section(results)
     return "\n".join(lines)

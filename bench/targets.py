@@ -1,4 +1,4 @@
-"""The targets of issue 6, met or missed, read from a run's results.
+"""The targets of issues 6 and 12, met or missed, read from a run's results.
 
 Each scenario's targets come from its own function, in the order the Targets table lists them; a scenario
 that did not run (or broke) still gets its rows, measured as None ("not measured"), so that a run's table
@@ -142,6 +142,49 @@ def _memory(results: dict[str, Any]) -> list[Target]:
     return [_target("7", name, memory.get("beyond_text_bytes"), "<=", 2048, " B", detail)]
 
 
+def _upstream(results: dict[str, Any]) -> list[Target]:
+    """8: a stored create through the upstream at c16: server CPU per request, throughput vs the relay."""
+    plain = get(results, "upstream", "by_mode", "plain") or {}
+    ours, relay, up = (get(plain, "c16", path) or {} for path in ("ours", "relay", "upstream"))
+    name = "upstream stored create at c16: server CPU per request"
+    detail = (
+        f"bare relay {relay.get('server_cpu_ms_per_req')} ms, upstream {up.get('server_cpu_ms_per_req')} ms; "
+        + ", ".join(f"{c}: {get(row, 'ours', 'server_cpu_ms_per_req')} ms" for c, row in plain.items())
+    )
+    cpu = _target("8", name, ours.get("server_cpu_ms_per_req"), "<=", 0.5, " ms", detail)
+    name = "upstream stored create at c16: throughput vs the bare relay"
+    detail = f"{ours.get('rps')} vs {relay.get('rps')} req/s; " + ", ".join(
+        f"{c}: {get(row, 'ours', 'rps_vs_relay')}{X}" for c, row in plain.items()
+    )
+    return [cpu, _target("8", name, ours.get("rps_vs_relay"), ">=", 0.5, X, detail)]
+
+
+def _worst(rows: dict[str, Any], *path: str) -> tuple[float | None, str]:
+    """The largest value at `path` over the rows of scenario 9, and every row's value as the detail."""
+    values = {count: get(row, *path) for count, row in rows.items()}
+    known = [v for v in values.values() if v is not None]
+    detail = ", ".join(f"{count}: {v}" for count, v in values.items())
+    return (max(known) if known else None), detail
+
+
+def _idle_workers(results: dict[str, Any]) -> list[Target]:
+    """9: Redis commands and CPU per idle worker, and pickup p99 with them running (worst count)."""
+    rows = get(results, "idle_workers", "by_workers") or {}
+    commands, detail = _worst(rows, "commands_per_s_per_worker")
+    sent, _ = _worst(rows, "client_commands_per_s_per_worker")
+    name = "idle worker: Redis commands/s per worker, scripts' commands included (worst of the counts)"
+    detail = f"by idle workers {detail}; sent (no scripts) worst {sent}/s"
+    out = [_target("9", name, commands, "<=", 2, "/s", detail)]
+    cpu, detail = _worst(rows, "cpu_percent_per_worker")
+    name = "idle worker: CPU % of a core per worker (worst of the counts)"
+    out.append(_target("9", name, cpu, "<=", 0.5, " %", f"by idle workers {detail}"))
+    p99, detail = _worst(rows, "pickup", "create_to_claim", "p99_ms")
+    detail = f"by idle workers {detail}"
+    name = "pickup create → runner start p99 with the idle workers running (worst of the counts)"
+    out.append(_target("9", name, p99, "<=", 10, " ms", detail))
+    return out
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -151,6 +194,8 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _stream,
     _many_streams,
     _memory,
+    _upstream,
+    _idle_workers,
 )
 
 

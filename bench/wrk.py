@@ -26,6 +26,16 @@ def wrk_binary() -> str:
     return binary
 
 
+@dataclass(frozen=True)
+class Pids:
+    """The processes whose CPU time a run measures: the server under load, Redis, and the fake upstream
+    when it runs apart (scenario 8)."""
+
+    server: list[int]
+    redis: list[int]
+    upstream: list[int] | None = None
+
+
 @dataclass
 class WrkResult:
     requests: int
@@ -41,12 +51,19 @@ class WrkResult:
     #: share of one core used by the server processes, and by wrk itself
     server_cores: float
     loadgen_cores: float
+    #: CPU time of the fake upstream's process per request, when it runs apart (scenario 8)
+    upstream_cpu_ms: float | None = None
 
     @property
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
 
     def as_dict(self) -> dict[str, float | int]:
+        extra = (
+            {}
+            if self.upstream_cpu_ms is None
+            else {"upstream_cpu_ms_per_req": round(self.upstream_cpu_ms, 4)}
+        )
         return {
             "rps": round(self.rps, 1),
             "requests": self.requests,
@@ -60,6 +77,7 @@ class WrkResult:
             "redis_cpu_ms_per_req": round(self.redis_cpu_ms, 4),
             "server_cores": round(self.server_cores, 3),
             "loadgen_cores": round(self.loadgen_cores, 3),
+            **extra,
         }
 
 
@@ -70,8 +88,7 @@ async def run_wrk(
     api_key: str,
     connections: int,
     seconds: float,
-    server_pids: list[int],
-    redis_pids: list[int],
+    pids: Pids,
     workdir: Path,
 ) -> WrkResult:
     body_file = workdir / "wrk-body.json"
@@ -88,15 +105,17 @@ async def run_wrk(
         str(LUA),
         url,
     ]
-    server_before, redis_before = cpu_seconds(server_pids), cpu_seconds(redis_pids)
+    server_before, redis_before = cpu_seconds(pids.server), cpu_seconds(pids.redis)
+    upstream_before = cpu_seconds(pids.upstream or [])
     loadgen_before, wall_before = children_cpu_seconds(), time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     out, err = await proc.communicate()
     wall = time.monotonic() - wall_before
-    server_cpu = cpu_seconds(server_pids) - server_before
-    redis_cpu = cpu_seconds(redis_pids) - redis_before
+    server_cpu = cpu_seconds(pids.server) - server_before
+    redis_cpu = cpu_seconds(pids.redis) - redis_before
+    upstream_cpu = cpu_seconds(pids.upstream or []) - upstream_before
     loadgen_cpu = children_cpu_seconds() - loadgen_before
     line = next((ln for ln in out.decode().splitlines() if ln.startswith("BENCH_JSON ")), None)
     if proc.returncode != 0 or line is None:
@@ -116,4 +135,5 @@ async def run_wrk(
         redis_cpu_ms=redis_cpu * per,
         server_cores=server_cpu / wall,
         loadgen_cores=loadgen_cpu / wall,
+        upstream_cpu_ms=None if pids.upstream is None else upstream_cpu * per,
     )

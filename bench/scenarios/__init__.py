@@ -1,9 +1,11 @@
-"""The seven scenarios of issue 6, each measured beside a baseline taken in the same run.
+"""The seven scenarios of issue 6 and the two of issue 12, each measured beside a baseline taken in the same
+run.
 
 Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
-that goes into bench/results/latest.json; bench/targets.py and bench/tables.py turn those into the targets
-and the tables. One module per kind of measurement: create.py (1, 2: wrk on create), background.py (3, 4),
-relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7).
+that goes into bench/results/latest.json; bench/targets.py, bench/tables.py and bench/cost_tables.py turn
+those into the targets and the tables. One module per kind of measurement: create.py (1, 2: wrk on create),
+background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7),
+upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from typing import Any
 from .background import background_pickup, cancel_latency
 from .common import Bench
 from .create import chain_depth, create_throughput
+from .idle import idle_workers
 from .many import many_streams
 from .memory import redis_memory
 from .plan import Plan
 from .relay import stream_relay
+from .upstream import upstream_path
 
 __all__ = ["SCENARIOS", "Bench", "Plan"]
 
@@ -29,4 +33,6 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "stream": stream_relay,
     "many_streams": many_streams,
     "memory": redis_memory,
+    "upstream": upstream_path,
+    "idle_workers": idle_workers,
 }

@@ -107,12 +107,10 @@ async def _pickup_once(b: Bench, conn: Connection, claims: _Claims, tag: str) ->
     return _Pickup(answered - started, claimed_at - started, exchange.received_at - started)
 
 
-async def background_pickup(b: Bench) -> dict[str, Any]:
-    """create(background) -> the runner takes it, read from the record (see `_Claims`); the runner's upstream
-    request arriving at the fake is reported beside it."""
-    plan = b.plan
-    baseline = await _baseline_latency(b, plan.pickup_samples)
-    b.baseline_python_p50_ms = baseline["p50_ms"]
+async def pickups(b: Bench, samples: int, prefix: str) -> dict[str, Any]:
+    """`samples` background creates, one at a time: how soon a runner claimed each (see `_Claims`) and how
+    soon its upstream request reached the fake, after the create was sent; scenario 9 reuses it with its
+    idle workers running."""
     create_latency: list[float] = []
     to_claim: list[float] = []
     to_upstream: list[float] = []
@@ -121,25 +119,36 @@ async def background_pickup(b: Bench) -> dict[str, Any]:
         b.drain_arrivals()
         await asyncio.sleep(0.05)
         async with Connection(b.server.url, HEADERS) as conn:
-            for i in range(plan.pickup_samples):
-                sample = await _pickup_once(b, conn, claims, f"pickup{i}")
+            for i in range(samples):
+                sample = await _pickup_once(b, conn, claims, f"{prefix}{i}")
                 if isinstance(sample, str):
                     errors[sample] += 1
                     continue
                 create_latency.append(sample.response)
                 to_claim.append(sample.claim)
                 to_upstream.append(sample.upstream_request)
-                # do not fall into step with the worker's 5 ms poll
+                # a random pause: creates in step with the workers' heartbeats or fallback polls would
+                # measure only one phase of them
                 await asyncio.sleep(random.uniform(0.002, 0.012))
-    claim = distribution(to_claim)
     return {
-        "samples": plan.pickup_samples,
+        "samples": samples,
         "errors": dict(errors),
-        "create_to_claim": claim,
+        "create_to_claim": distribution(to_claim),
         "create_to_upstream_request": distribution(to_upstream),
         "create_response": distribution(create_latency),
+    }
+
+
+async def background_pickup(b: Bench) -> dict[str, Any]:
+    """create(background) -> the runner takes it, read from the record (see `_Claims`); the runner's upstream
+    request arriving at the fake is reported beside it."""
+    baseline = await _baseline_latency(b, b.plan.pickup_samples)
+    b.baseline_python_p50_ms = baseline["p50_ms"]
+    result = await pickups(b, b.plan.pickup_samples, "pickup")
+    return {
+        **result,
         "baseline_request": baseline,
-        "claim_p50_vs_baseline": ratio(claim["p50_ms"], baseline["p50_ms"]),
+        "claim_p50_vs_baseline": ratio(result["create_to_claim"]["p50_ms"], baseline["p50_ms"]),
     }
 
 

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from ..procs import Stack, WebServer
 from ..upstream import BenchUpstream, Exchange
-from ..wrk import WrkResult, run_wrk
+from ..wrk import Pids, WrkResult, run_wrk
 from .plan import Plan
 
 API_KEY = "bench-key"
@@ -54,8 +54,7 @@ class Bench:
             api_key=API_KEY,
             connections=connections,
             seconds=seconds,
-            server_pids=server.pids(),
-            redis_pids=self.stack.redis_pids(),
+            pids=Pids(server.pids(), self.stack.redis_pids()),
             workdir=self.workdir,
         )
 

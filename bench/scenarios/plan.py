@@ -24,6 +24,16 @@ class Plan:
     drip_words: int
     drip_interval: float
     memory_samples: int
+    #: scenario 8: wrk runs per path through the upstream process, and the background samples
+    upstream_seconds: float
+    upstream_repeats: int
+    upstream_concurrency: tuple[int, ...]
+    upstream_samples: int
+    #: scenario 9: how many idle workers in turn, how long each count settles and is watched, pickups
+    idle_workers: tuple[int, ...]
+    idle_settle_seconds: float
+    idle_window_seconds: float
+    idle_pickup_samples: int
 
     @classmethod
     def full(cls) -> Plan:
@@ -45,6 +55,15 @@ class Plan:
             drip_words=25,
             drip_interval=0.25,
             memory_samples=20,
+            upstream_seconds=3,
+            upstream_repeats=2,
+            upstream_concurrency=(1, 16, 64),
+            upstream_samples=100,
+            idle_workers=(1, 10, 50),
+            idle_settle_seconds=3.0,
+            # a multiple of the heartbeat (2 s), the fallback poll (2 s) and the reaper's interval (3 s)
+            idle_window_seconds=12.0,
+            idle_pickup_samples=200,
         )
 
     @classmethod
@@ -67,4 +86,12 @@ class Plan:
             drip_words=8,
             drip_interval=0.1,
             memory_samples=5,
+            upstream_seconds=1,
+            upstream_repeats=1,
+            upstream_concurrency=(1, 16),
+            upstream_samples=20,
+            idle_workers=(1, 5),
+            idle_settle_seconds=1.0,
+            idle_window_seconds=4.0,
+            idle_pickup_samples=30,
         )

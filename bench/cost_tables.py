@@ -1,0 +1,155 @@
+"""The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
+cost), in the form of tables.py: each section takes a run's results and returns its lines, or none when
+the scenario did not run or broke."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .stats import ratio
+from .tables import Row, Section, fmt, table
+from .targets import X, get
+
+#: how the paths of scenario 8 are named in its table
+_PATHS = {"upstream": "upstream alone", "relay": "bare relay", "ours": "ours (stored)"}
+
+
+# -- 8. creates through the upstream -----------------------------------------------------------------------
+
+
+def _upstream_row(mode: str, concurrency: str, name: str, d: dict[str, Any]) -> Row:
+    return [
+        mode,
+        concurrency,
+        _PATHS[name],
+        d["rps"],
+        # the relay is the 1 of its own column, the upstream has no relay to be a ratio of
+        {"upstream": None, "relay": "1.00"}.get(name, d.get("rps_vs_relay")),
+        d.get("rps_vs_upstream", "1.00"),
+        d["p50_ms"],
+        d["p99_ms"],
+        d["server_cpu_ms_per_req"],
+        d.get("upstream_cpu_ms_per_req"),
+        d["redis_cpu_ms_per_req"],
+        d["errors"],
+    ]
+
+
+def _background_lines(background: dict[str, Any]) -> list[str]:
+    """One-at-a-time requests with the Python client, ours as ratios of the bare relay's request."""
+    relay, fore, back = background["relay_request"], background["foreground_create"], background["background"]
+    measures = [
+        ("bare relay request (relay_once)", relay.get("request")),
+        ("ours: stored create", fore.get("request")),
+        ("ours: background create response", back.get("create_response")),
+        ("ours: background create → interaction.completed (follow stream)", back.get("create_to_completed")),
+    ]
+    base = get(relay, "request", "p50_ms")
+    header = ["one at a time", "n", "p50 ms", "p99 ms", "max ms", f"p50 {X} relay"]
+    rows: list[Row] = [
+        [name, d["n"], d["p50_ms"], d["p99_ms"], d["max_ms"], ratio(d["p50_ms"], base)]
+        for name, d in measures
+        if d
+    ]
+    cpu = (
+        f"CPU per background interaction: web process {fmt(back.get('web_cpu_ms'))} ms (create + follow "
+        f"stream), worker {fmt(back.get('worker_cpu_ms'))} ms, upstream {fmt(back.get('upstream_cpu_ms'))} "
+        f"ms; a stored create: web process {fmt(fore.get('web_cpu_ms'))} ms (/proc ticks of 10 ms over "
+        f"{fmt(back.get('create_to_completed', {}).get('n'))} samples)."
+    )
+    return [*table(header, rows), cpu, ""]
+
+
+def upstream_section(results: dict[str, Any]) -> Section:
+    up = results.get("upstream")
+    if not (isinstance(up, dict) and "by_mode" in up):
+        return []
+    heading = (
+        f"### 8. creates through an OpenAI-compatible upstream in a process of its own (`{up['model']}`; "
+        f"wrk, best of {up['best_of']} {X} {up['seconds_per_run']} s)"
+    )
+    rows: list[Row] = [
+        _upstream_row(mode, c, name, d)
+        for mode, by_c in up["by_mode"].items()
+        for c, row in by_c.items()
+        for name, d in row.items()
+    ]
+    header = [
+        "mode",
+        "conc.",
+        "path",
+        "req/s",
+        f"{X} relay",
+        f"{X} upstream",
+        "p50 ms",
+        "p99 ms",
+        "server CPU ms/req",
+        "upstream CPU ms/req",
+        "Redis CPU ms/req",
+        "errors",
+    ]
+    streams = ", ".join(f"{mode}: {'yes' if s else 'no'}" for mode, s in up["upstream_body_streams"].items())
+    note = (
+        f"The body our server sends upstream, replayed to the upstream alone and through the relay: "
+        f"{', '.join(f'{m} {n} B' for m, n in up['upstream_body_bytes'].items())}; asks for a stream: "
+        f"{streams}. Server CPU is the process under load (for the upstream alone, the upstream itself)."
+    )
+    return [heading, "", *table(header, rows), note, "", *_background_lines(up["background"])]
+
+
+# -- 9. idle workers ---------------------------------------------------------------------------------------
+
+
+def _idle_row(count: str, d: dict[str, Any]) -> Row:
+    pickup = d["pickup"]["create_to_claim"]
+    return [
+        count,
+        d["commands_per_s_per_worker"],
+        d["client_commands_per_s_per_worker"],
+        d["script_commands_per_s_per_worker"],
+        d["max_worker_commands_per_s"],
+        d["cpu_percent_per_worker"],
+        d["max_worker_cpu_percent"],
+        d["commandstats_per_s"],
+        d["monitor_per_s"],
+        pickup["p50_ms"],
+        pickup["p99_ms"],
+        sum(d["pickup"]["errors"].values()),
+    ]
+
+
+def idle_workers_section(results: dict[str, Any]) -> Section:
+    idle = results.get("idle_workers")
+    if not (isinstance(idle, dict) and idle.get("by_workers")):
+        return []
+    rows_by_count: dict[str, Any] = idle["by_workers"]
+    heading = (
+        f"### 9. idle workers ({idle['window_seconds']:.0f} s window, {idle['settle_seconds']:.0f} s after "
+        "the last one was ready), then background pickup with all of them running"
+    )
+    header = [
+        "idle workers",
+        "Redis cmd/s per worker",
+        "of which sent",
+        "of which in scripts",
+        "busiest worker cmd/s",
+        "CPU % of a core per worker",
+        "busiest worker CPU %",
+        "commandstats cmd/s (all clients)",
+        "MONITOR lines/s (all clients)",
+        "pickup p50 ms",
+        "pickup p99 ms",
+        "pickup errors",
+    ]
+    rows = [_idle_row(count, d) for count, d in rows_by_count.items()]
+    most = rows_by_count[max(rows_by_count, key=int)]
+    sent = ", ".join(f"{name} {fmt(rate, 3)}" for name, rate in most["worker_commands_per_s"].items())
+    note = (
+        f"What one idle worker sends per second ({most['workers']} workers; `lua:` inside scripts): {sent}."
+    )
+    return [heading, "", *table(header, rows), note, ""]
+
+
+#: in the order of the report, after tables.SECTIONS
+SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (upstream_section, idle_workers_section)
