@@ -116,6 +116,8 @@ def _idle_row(count: str, d: dict[str, Any]) -> Row:
         pickup["p50_ms"],
         pickup["p99_ms"],
         sum(d["pickup"]["errors"].values()),
+        d["pickup"].get("redis_commands_per_pickup"),
+        d["pickup"].get("workers_cpu_ms_per_pickup"),
     ]
 
 
@@ -141,6 +143,8 @@ def idle_workers_section(results: dict[str, Any]) -> Section:
         "pickup p50 ms",
         "pickup p99 ms",
         "pickup errors",
+        "Redis cmds per pickup (all clients)",
+        "workers' CPU ms per pickup (all)",
     ]
     rows = [_idle_row(count, d) for count, d in rows_by_count.items()]
     most = rows_by_count[max(rows_by_count, key=int)]

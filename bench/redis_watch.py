@@ -22,7 +22,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 #: what the bench itself sends to read the figures: not part of what is measured
-BENCH_COMMANDS = frozenset({"info", "config|resetstat", "monitor"})
+BENCH_COMMANDS = frozenset({"info", "config|resetstat", "config|set", "monitor"})
 
 
 def redis_ports(pids: list[int], redis_port: int) -> dict[int, int]:

@@ -72,6 +72,21 @@ async def _window(b: Bench, workers: list[Child], seconds: float) -> dict[str, A
     }
 
 
+async def _pickups(b: Bench, workers: list[Child], prefix: str) -> dict[str, Any]:
+    """Scenario 3's pickups with these workers running, and what each pickup cost Redis and the workers
+    together: every woken worker looks at the queue, so this grows with their number (it also holds
+    their idle traffic over the pickups' few seconds)."""
+    pids = [pid for worker in workers for pid in worker.pids()]
+    await b.redis.config_resetstat()
+    cpu_before = cpu_seconds(pids)
+    result = await pickups(b, b.plan.idle_pickup_samples, prefix)
+    calls = await command_calls(b.redis)
+    done = max(1, result["create_to_claim"]["n"])
+    result["redis_commands_per_pickup"] = round(sum(calls.values()) / done, 1)
+    result["workers_cpu_ms_per_pickup"] = round((cpu_seconds(pids) - cpu_before) * 1000 / done, 2)
+    return result
+
+
 async def idle_workers(b: Bench) -> dict[str, Any]:
     plan = b.plan
     own = [child for child in b.stack.children if child.name.startswith("worker-")]
@@ -89,7 +104,7 @@ async def idle_workers(b: Bench) -> dict[str, Any]:
             workers = own + extra
             row = await _window(b, workers, plan.idle_window_seconds)
             row["start_seconds"] = round(ready, 2)
-            row["pickup"] = await pickups(b, plan.idle_pickup_samples, f"idle{len(workers)}-")
+            row["pickup"] = await _pickups(b, workers, f"idle{len(workers)}-")
             rows[str(len(workers))] = row
     finally:
         await asyncio.to_thread(b.stack.stop_children, extra)
