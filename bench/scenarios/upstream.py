@@ -196,12 +196,12 @@ async def _background(b: Bench, upstream: Child, recorded: bytes) -> dict[str, A
         "relay_request": relay,
         "foreground_create": foreground,
         "background": background,
-        "completed_p50_vs_relay": ratio(get_p50(background, "create_to_completed"), relay_p50),
-        "foreground_p50_vs_relay": ratio(get_p50(foreground, "request"), relay_p50),
+        "completed_p50_vs_relay": ratio(_p50(background, "create_to_completed"), relay_p50),
+        "foreground_p50_vs_relay": ratio(_p50(foreground, "request"), relay_p50),
     }
 
 
-def get_p50(result: dict[str, Any], name: str) -> float | None:
+def _p50(result: dict[str, Any], name: str) -> float | None:
     value = result.get(name)
     return value["p50_ms"] if isinstance(value, dict) else None
 
