@@ -50,8 +50,6 @@ class Runtime:
         self.histories = Histories()
         self.writer = LogWriter(store.runs, settings.runner, self.outage)
         self.events = EventLog(store, settings.runner.keepalive_seconds)
-        #: set when a job is queued (any process), for a worker in this process to look at the queue
-        self.jobs_queued = asyncio.Event()
         services = Services(
             settings=settings,
             store=store,
@@ -80,14 +78,13 @@ class Runtime:
         channels: dict[str, Callable[[str], object]] = {
             keys.CANCEL_CHANNEL: self.registry.stop,
             keys.FORGET_CHANNEL: self.histories.forget_tenant,
-            keys.wake(self.settings.worker.queue_name): lambda _message: self.jobs_queued.set(),
         }
         reap = supervise(
             "reaper", self.reaper.reap_once, self.outage, pause=self.settings.runner.reaper_interval_seconds
         )
         self._tasks = [
             asyncio.create_task(
-                signals.listen(self.store.redis, channels, listening, self.outage, self._resubscribed)
+                signals.listen(self.store.redis, channels, listening, self.outage, self.histories.forget_all)
             ),
             asyncio.create_task(reap),
             asyncio.create_task(self.writer.run()),
@@ -95,11 +92,6 @@ class Runtime:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):
                 await listening.wait()
-
-    def _resubscribed(self) -> None:
-        """What was broadcast while the channels were not followed is lost: act as if it had all come."""
-        self.histories.forget_all()
-        self.jobs_queued.set()
 
     async def unready(self) -> str | None:
         return await self.store.unready()

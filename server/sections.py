@@ -100,8 +100,8 @@ class RunnerSettings(Section):
 
 class WorkerSettings(Section):
     max_jobs: PositiveInt = 100
-    #: how often an idle worker looks at the queue without being woken (a queued job wakes it at once; this
-    #: only bounds the pickup of a job whose wake-up was lost)
+    #: how long an idle worker's wait for a queued job's wake-up lasts (a queued job wakes one worker at
+    #: once); after 15 such waits without one, it reads the queue anyway
     poll_delay_ms: PositiveInt = 2000
     shutdown_grace_seconds: NonNegativeFloat = 30.0
     #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`

@@ -11,9 +11,11 @@ from typing import Final
 
 import msgspec
 from arq.connections import ArqRedis
+from redis.asyncio import Redis
 
 from . import keys
 from .commands import typed
+from .scripts import Scripts
 
 JOB_NAME: Final = "run_interaction"
 
@@ -28,10 +30,18 @@ def job_deserializer(data: bytes) -> dict[str, object]:
     return job
 
 
+#: wake-up tokens kept for jobs no idle worker took yet (each costs a worker one read of the queue)
+_MAX_TOKENS = 1000
+
+
 class Jobs:
-    def __init__(self, redis: ArqRedis, queue_name: str, timeout: float) -> None:
+    def __init__(
+        self, redis: ArqRedis, blocking: Redis, scripts: Scripts, queue_name: str, timeout: float
+    ) -> None:
         self.redis = redis
         self.commands = typed(redis)
+        self.blocking = typed(blocking)
+        self.scripts = scripts
         self.queue_name = queue_name
         self.timeout = timeout
 
@@ -46,8 +56,12 @@ class Jobs:
                 _job_id=keys.job_id(tenant, interaction_id, fence),
                 _queue_name=self.queue_name,
             )
-        # idle workers wait for this rather than polling the queue (server/worker_host.py)
-        await self.commands.publish(keys.wake(self.queue_name), "1")
+            # one idle worker waits for this rather than polling the queue (server/worker_host.py)
+            await self.scripts.wake(keys=[keys.wake(self.queue_name)], args=[_MAX_TOKENS])
+
+    async def next_wake(self, seconds: float) -> bool:
+        """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker)."""
+        return await self.blocking.blpop([keys.wake(self.queue_name)], timeout=seconds) is not None
 
     async def waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:
         """Whether the job for this fence is still in arq's queue, not yet taken by a worker."""

@@ -19,7 +19,8 @@ FORGET_CHANNEL: Final = "ix:forget"
 
 
 def wake(queue_name: str) -> str:
-    """Pub/sub channel told of every job queued on `queue_name`, so idle workers need not poll."""
+    """LIST of tokens, one per job queued on `queue_name`: an idle worker takes one (BLPOP) and reads the
+    queue, so a job wakes one worker and idle workers need not poll."""
     return f"ix:wake:{queue_name}"
 
 

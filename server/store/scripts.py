@@ -21,6 +21,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "requeue": ("_moves",),
     "reap": (),
     "set_input": (),
+    "wake": (),
 }
 
 
@@ -33,7 +34,7 @@ def source(name: str) -> str:
 
 
 class Scripts:
-    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue", "set_input")
+    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue", "set_input", "wake")
 
     def __init__(self, redis: Redis) -> None:
         self.create: AsyncScript = redis.register_script(source("create"))
@@ -44,3 +45,4 @@ class Scripts:
         self.reap: AsyncScript = redis.register_script(source("reap"))
         self.requeue: AsyncScript = redis.register_script(source("requeue"))
         self.set_input: AsyncScript = redis.register_script(source("set_input"))
+        self.wake: AsyncScript = redis.register_script(source("wake"))

@@ -39,7 +39,7 @@ class Store:
         self.interactions = Interactions(redis, scripts, store, runner)
         self.runs = Runs(redis, blocking, scripts, store, runner)
         self.log = EventLogStore(redis, blocking)
-        self.jobs = Jobs(redis, settings.worker.queue_name, store.redis_timeout_seconds)
+        self.jobs = Jobs(redis, blocking, scripts, settings.worker.queue_name, store.redis_timeout_seconds)
         self.idempotency = IdempotencyKeys(redis, store.idempotency_ttl_seconds)
 
     @classmethod
@@ -54,7 +54,11 @@ class Store:
             job_serializer,
             job_deserializer,
             timeout=settings.store.redis_timeout_seconds,
-            longest_block=max(runner.keepalive_seconds, runner.cancel_ack_timeout_seconds),
+            longest_block=max(
+                runner.keepalive_seconds,
+                runner.cancel_ack_timeout_seconds,
+                settings.worker.poll_delay_ms / 1000,
+            ),
         )
         try:
             await connection.ping(target, redis, blocking)
