@@ -1,22 +1,47 @@
+"""The servers the tests share.
+
+`server` is what the fixtures `base_url`, `redis`, `client`, `beta` and `http` talk to: by default the real
+app in this process (tests/inproc.py: granian's embedded server on 127.0.0.1, its own redis-server, the
+worker embedded), shared by the session. A module that says `EVERY_TOPOLOGY = True` gets, instead, each of
+the subprocess stacks the README starts (tests/support.py: TOPOLOGIES) in turn.
+"""
+
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 from google import genai
 
-from .support import TOPOLOGIES, Stack, new_key, running_stack, sdk, tenant_of
+from server.launch.redis_process import RedisProcess, free_port
+from server.runner.handle import DISCONNECTED
+from server.runtime import Runtime
+
+from .inproc import ThreadedApp, disconnect, threaded, write_settings
+from .runner.harness import ScriptedBackend
+from .support import TOPOLOGIES, Stack, close_clients, new_key, running_stack, sdk, tenant_of
+
+
+class Served(Protocol):
+    """A running server of the tests: a subprocess Stack or an in-process app."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def redis_url(self) -> str: ...
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """In a module that says `EVERY_TOPOLOGY = True`, each test on the shared stack runs once on each of
+    """In a module that says `EVERY_TOPOLOGY = True`, each test on the shared server runs once on each of
     the ways the README starts the service."""
-    if getattr(metafunc.module, "EVERY_TOPOLOGY", False) and "stack" in metafunc.fixturenames:
-        metafunc.parametrize("stack", list(TOPOLOGIES), indirect=True, scope="session")
+    if getattr(metafunc.module, "EVERY_TOPOLOGY", False) and "server" in metafunc.fixturenames:
+        metafunc.parametrize("server", list(TOPOLOGIES), indirect=True, scope="session")
 
 
 class Stacks:
@@ -46,15 +71,44 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stacks]:
 
 
 @pytest.fixture(scope="session")
-def stack(request: pytest.FixtureRequest, stacks: Stacks) -> Stack:
-    """A shared stack: by default a private Redis on TCP, one web process and one worker process; in a
-    module with EVERY_TOPOLOGY, each of the ways the README starts the service in turn."""
-    return stacks.get(getattr(request, "param", "tcp-workers"))
+def in_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
+    """The app in this process, with the test configuration (tests/support.py: TEST_CONFIG)."""
+    with threaded(Path(tmp_path_factory.mktemp("in-process"))) as app:
+        yield app
 
 
 @pytest.fixture(scope="session")
-def base_url(stack: Stack) -> str:
-    return stack.servers[0][1]
+def server(request: pytest.FixtureRequest) -> Served:
+    """The shared server: the in-process app, or (in a module with EVERY_TOPOLOGY) each stack in turn."""
+    name: str | None = getattr(request, "param", None)
+    if name is None:
+        app: ThreadedApp = request.getfixturevalue("in_process")
+        return app
+    stacks: Stacks = request.getfixturevalue("stacks")
+    return stacks.get(name)
+
+
+@pytest.fixture(scope="session")
+def stack(server: Served) -> Stack:
+    """The shared server as a subprocess stack (modules with EVERY_TOPOLOGY)."""
+    assert isinstance(server, Stack), (
+        "`stack` is a subprocess stack: only modules with EVERY_TOPOLOGY have one"
+    )
+    return server
+
+
+@pytest.fixture(scope="session")
+def base_url(server: Served) -> str:
+    return server.url
+
+
+@pytest.fixture(autouse=True)
+async def sdk_clients() -> AsyncIterator[None]:
+    """Every SDK client a test made (tests/support.py: sdk) is closed after it."""
+    try:
+        yield
+    finally:
+        await close_clients()
 
 
 @pytest.fixture
@@ -85,9 +139,61 @@ def http(base_url: str, api_key: str) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-async def redis(stack: Stack) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis.from_url(stack.redis_url)
+async def redis(server: Served) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(server.redis_url)
     try:
         yield client
     finally:
         await client.aclose()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Below the API: the store, the runner and the event log in this process, on a Redis of their own
+
+#: the runner's clock for the in-process tests of the runtime: a lost run is seen within a second or so
+RUNTIME_CONFIG: dict[str, dict[str, float | int]] = {
+    "runner": {
+        "lease_seconds": 1.0,
+        "heartbeat_seconds": 0.2,
+        "reaper_interval_seconds": 0.1,
+        "pickup_seconds": 1.0,
+        "flush_interval_ms": 5,
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    """A redis-server of the in-process tests below the API (started once, flushed by each test)."""
+    process = RedisProcess(Path(tmp_path_factory.mktemp("private-redis")), port=free_port(), appendonly=False)
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture
+def scripted() -> ScriptedBackend:
+    return ScriptedBackend()
+
+
+@pytest.fixture
+async def runtime(
+    private_redis: RedisProcess, tmp_path: Path, scripted: ScriptedBackend
+) -> AsyncIterator[Runtime]:
+    """A process's runtime (store, use cases, reaper, log writer) on this loop, with the model `scripted`
+    answering what the test feeds it."""
+    flush = aioredis.Redis.from_url(private_redis.url)
+    try:
+        await flush.flushdb()  # this session's own Redis: used by nothing else now
+    finally:
+        await flush.aclose()
+    opened = await Runtime.open(write_settings(tmp_path, private_redis.url, RUNTIME_CONFIG))
+    opened.router.builtin[scripted.name] = scripted
+    try:
+        yield opened
+    finally:
+        await opened.registry.stop_all(DISCONNECTED, grace=2.0)
+        await opened.close()
+        await disconnect(opened.store)

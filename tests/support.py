@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -14,9 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import certifi
 import httpx
 import redis.asyncio as aioredis
 from google import genai
+from google.genai import types
 
 from server.launch.redis_process import RedisProcess, free_port
 
@@ -78,10 +82,16 @@ class Process:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            self.args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        # the child writes to its own copy of the descriptor
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.args,
+                env=self.env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     @property
     def pid(self) -> int:
@@ -174,6 +184,11 @@ class Stack:
     @property
     def redis_url(self) -> str:
         return self.redis.url
+
+    @property
+    def url(self) -> str:
+        """The first web process's base URL."""
+        return self.servers[0][1]
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {
@@ -296,12 +311,40 @@ def tenant_of(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:32]
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context the SDK would build for itself (certifi's roots), built once for every client."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def sdk(base_url: str, api_key: str, version: str | None = "v1beta") -> genai.Client:
-    """The official SDK with its retries off: a retried 5xx must not look like a success."""
-    options: dict[str, Any] = {"base_url": base_url, "retry_options": {"attempts": 1}}
-    if version is not None:
-        options["api_version"] = version
-    return genai.Client(api_key=api_key, http_options=options)
+    """The official SDK with its retries off: a retried 5xx must not look like a success.
+
+    Its TLS context is shared: the SDK otherwise builds three per client (httpx, aiohttp, websockets), each
+    loading the CA bundle, about 0.2 s a client, which the tests' plain-HTTP servers never use."""
+    options = types.HttpOptions(
+        base_url=base_url,
+        api_version=version,
+        retry_options=types.HttpRetryOptions(attempts=1),
+        client_args={"verify": tls_context()},
+        async_client_args={"verify": tls_context(), "ssl": tls_context()},
+    )
+    client = genai.Client(api_key=api_key, http_options=options)
+    OPENED.append(client)
+    return client
+
+
+#: the SDK clients made by `sdk` and not closed yet (the tests' conftest closes them after each test)
+OPENED: list[genai.Client] = []
+
+
+async def close_clients() -> None:
+    """Close every SDK client `sdk` made: their connections would otherwise be closed when collected, each
+    with a ResourceWarning."""
+    while OPENED:
+        client = OPENED.pop()
+        client.close()
+        await client.aio.aclose()
 
 
 async def tenant_keys(redis: aioredis.Redis, tenant: str) -> list[bytes]:

@@ -1,33 +1,25 @@
-"""The store in-process, against a real redis-server of its own (started once, flushed per test)."""
+"""The store in-process, against the session's private redis-server (tests/conftest.py), flushed per test."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 
 from server import settings as settings_module
-from server.launch.redis_process import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess
 from server.store.store import Store
 
-
-@pytest.fixture(scope="session")
-def store_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
-    process = RedisProcess(Path(tmp_path_factory.mktemp("store-redis")), port=free_port(), appendonly=False)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
+from ..inproc import disconnect
 
 
 @pytest.fixture
-async def store(store_redis: RedisProcess) -> AsyncIterator[Store]:
-    settings = settings_module.load({"REDIS_URL": store_redis.url})
+async def store(private_redis: RedisProcess) -> AsyncIterator[Store]:
+    settings = settings_module.load({"REDIS_URL": private_redis.url})
     opened = await Store.open(settings)
-    await opened.redis.flushdb()  # this test's own Redis: started above, used by nothing else
+    await opened.redis.flushdb()  # this session's own Redis: used by nothing else now
     try:
         yield opened
     finally:
         await opened.close()
+        await disconnect(opened)  # what close() leaves open (tests/store/test_connections.py)
