@@ -1,0 +1,70 @@
+"""The reaper in-process: a run whose process is lost is ended by another process's reaper, with the
+output its log holds, which is what its clients saw.
+
+The lost process is a second runtime on the same Redis whose run is cut off the way a kill cuts it: its
+task ends without settling anything and the process's loops stop, so its lease is never renewed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from server.launch.redis_process import RedisProcess
+from server.protocol import lifecycle
+from server.protocol import status as st
+from server.runner.reaper import LOST_SERVER
+from server.runtime import Runtime
+
+from ..conftest import RUNTIME_CONFIG
+from ..inproc import disconnect, write_settings
+from ..waiting import until_async
+from .harness import Frames, ScriptedBackend, steps_text, stream_of
+
+TENANT = "tenant-reaper"
+
+
+async def kill(process: Runtime) -> None:
+    """What a SIGKILL leaves behind: the runs stop where they are, nothing is settled or renewed."""
+    for handle in list(process.registry.runs.values()):
+        assert handle.task is not None
+        handle.task.cancel()  # no reason given: the runner re-raises and settles nothing
+        await asyncio.gather(handle.task, return_exceptions=True)
+    await process.close()
+    await disconnect(process.store)
+
+
+async def test_a_lost_foreground_run_fails_with_what_its_log_holds(
+    runtime: Runtime, scripted: ScriptedBackend, private_redis: RedisProcess, tmp_path: Path
+) -> None:
+    doomed = await Runtime.open(write_settings(tmp_path / "doomed", private_redis.url, RUNTIME_CONFIG))
+    doomed.router.builtin[scripted.name] = scripted
+    try:
+        stream = await stream_of(doomed, TENANT, {"model": "scripted", "input": "hi", "stream": True})
+        call = await scripted.next_call()
+        call.text("said ", "before ", "dying ")
+        await stream.until("step.delta", 3)
+        interaction_id = str(stream.events[0]["interaction"]["id"])
+        # a follower on the surviving process, from the start
+        follower = Frames(runtime.events.frames(await runtime.events.prepare(TENANT, interaction_id, None)))
+        await follower.until("step.delta", 3)
+    finally:
+        await kill(doomed)
+    assert await runtime.store.interactions.status(TENANT, interaction_id) in lifecycle.UNFINISHED
+
+    async def failed() -> bool:
+        return await runtime.store.interactions.status(TENANT, interaction_id) == st.FAILED
+
+    # the lease (1 s here) runs out, and the surviving process's reaper ends the run
+    await until_async(failed, within=10)
+    record = await runtime.control.get(TENANT, interaction_id)
+    assert record.output is not None and record.output.errors is not None
+    assert [(e.code, e.message) for e in record.output.errors] == [("worker_lost", LOST_SERVER)]
+    assert steps_text(record.output.steps) == "said before dying " == stream.text()
+    events = await follower.rest()
+    assert events[-1]["event_type"] == "error" and events[-1]["error"]["code"] == "worker_lost"
+    assert follower.text() == "said before dying "
+    # a replay from the start tells the same
+    replay = Frames(runtime.events.frames(await runtime.events.prepare(TENANT, interaction_id, None)))
+    assert [e["event_id"] for e in await replay.rest()] == [e["event_id"] for e in events]
+    assert not await runtime.store.runs.due()  # nothing left for a reaper to look at
