@@ -8,13 +8,16 @@ import random
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 from google import genai
 from google.genai._interactions import BadRequestError, NotFoundError
+from google.genai.interactions import Interaction
 
+from .replies import id_of, interaction, steps_of, usage_of
 from .sse import events, text_of
 from .support import Stack, new_key, running_stack, sdk, tenant_keys, tenant_of
 from .waiting import until, until_async
@@ -26,65 +29,74 @@ LONG = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
 
 
 def test_poll_until_completed(beta: genai.Client) -> None:
-    reply = beta.interactions.create(model="echo-slow", input="one two three four five", background=True)
+    reply = interaction(
+        beta.interactions.create(model="echo-slow", input="one two three four five", background=True)
+    )
     assert reply.status in ("queued", "in_progress")
-    seen = {reply.status}
+    seen: set[str] = {reply.status}
 
-    def finished() -> genai.types.Interaction | None:  # type: ignore[name-defined]
-        got = beta.interactions.get(reply.id)
+    def finished() -> Interaction | None:
+        got = beta.interactions.get(id_of(reply))
         seen.add(got.status)
         return got if got.status == "completed" else None
 
     done = until(finished, timeout=10)
     assert "in_progress" in seen
     assert done.output_text == "one two three four five"
-    assert [s.type for s in done.steps] == ["user_input", "model_output"]
-    assert done.usage.total_output_tokens == 5
+    assert [s.type for s in steps_of(done)] == ["user_input", "model_output"]
+    assert usage_of(done).total_output_tokens == 5
 
 
 def test_cancel_keeps_the_partial_output(beta: genai.Client, http: httpx.Client) -> None:
-    reply = beta.interactions.create(model="echo-slow", input=LONG, background=True)
-    until(lambda: beta.interactions.get(reply.id).status == "in_progress")
+    interaction_id = id_of(
+        interaction(beta.interactions.create(model="echo-slow", input=LONG, background=True))
+    )
+    until(lambda: beta.interactions.get(interaction_id).status == "in_progress")
     # let some words come out (50 ms each)
-    with http.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+    with http.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
         for event in events(response):
             if event["event_type"] == "step.delta" and event["delta"]["text"].startswith("w5"):
                 break
-    cancelled = beta.interactions.cancel(reply.id)
+    cancelled = beta.interactions.cancel(interaction_id)
     assert cancelled.status == "cancelled"
     text = cancelled.output_text
+    assert text is not None
     assert LONG.startswith(text) and len(text.split()) >= 6
-    assert cancelled.usage.total_output_tokens == len(text.split())
+    assert usage_of(cancelled).total_output_tokens == len(text.split())
     # it stays that way, and the event log agrees with the record
-    again = beta.interactions.get(reply.id)
+    again = beta.interactions.get(interaction_id)
     assert again.status == "cancelled" and again.output_text == text
-    with http.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+    with http.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
         replay = list(events(response))
     assert replay[-1]["event_type"] == "interaction.completed"
     assert replay[-1]["interaction"]["status"] == "cancelled"
     assert text_of(replay) == text
     # cancelling again returns it unchanged
-    assert beta.interactions.cancel(reply.id).output_text == text
+    assert beta.interactions.cancel(interaction_id).output_text == text
 
 
 def test_delete_of_a_running_interaction_cancels_it(beta: genai.Client, http: httpx.Client) -> None:
-    reply = beta.interactions.create(model="echo-slow", input=LONG, background=True)
-    until(lambda: beta.interactions.get(reply.id).status == "in_progress")
-    beta.interactions.delete(reply.id)
+    interaction_id = id_of(
+        interaction(beta.interactions.create(model="echo-slow", input=LONG, background=True))
+    )
+    until(lambda: beta.interactions.get(interaction_id).status == "in_progress")
+    beta.interactions.delete(interaction_id)
     with pytest.raises(NotFoundError):
-        beta.interactions.get(reply.id)
+        beta.interactions.get(interaction_id)
 
 
 async def test_deleted_running_interaction_leaves_nothing_behind(
     base_url: str, api_key: str, tenant: str, redis: aioredis.Redis
 ) -> None:
     client = sdk(base_url, api_key)
-    reply = await client.aio.interactions.create(model="echo-slow", input=LONG, background=True)
-    await until_async(lambda: _status_is(client, reply.id, "in_progress"))
-    await client.aio.interactions.delete(reply.id)
+    interaction_id = id_of(
+        interaction(await client.aio.interactions.create(model="echo-slow", input=LONG, background=True))
+    )
+    await until_async(lambda: _status_is(client, interaction_id, "in_progress"))
+    await client.aio.interactions.delete(interaction_id)
     await asyncio.sleep(1.0)  # the stopped run writes nothing after the delete
     assert await tenant_keys(redis, tenant) == []
-    assert await redis.zscore("ix:running", f"{tenant}/{reply.id}") is None
+    assert await redis.zscore("ix:running", f"{tenant}/{interaction_id}") is None
 
 
 async def _status_is(client: genai.Client, interaction_id: str, status: str) -> bool:
@@ -100,16 +112,20 @@ async def test_cancel_against_completion_has_one_winner(
     rng = random.Random(7)
 
     async def race() -> None:
-        reply = await client.aio.interactions.create(model="echo-slow", input="a b c", background=True)
+        interaction_id = id_of(
+            interaction(
+                await client.aio.interactions.create(model="echo-slow", input="a b c", background=True)
+            )
+        )
         await asyncio.sleep(rng.uniform(0, 0.35))
         try:
-            final = await client.aio.interactions.cancel(reply.id)
+            final = await client.aio.interactions.cancel(interaction_id)
             assert final.status == "cancelled"
         except BadRequestError as exc:
             assert "completed" in str(exc)
-        record = await client.aio.interactions.get(reply.id)
+        record = await client.aio.interactions.get(interaction_id)
         outcomes[record.status] = outcomes.get(record.status, 0) + 1
-        log = await redis.xrange(f"ix:{{{tenant}}}:{reply.id}:ev")
+        log = await redis.xrange(f"ix:{{{tenant}}}:{interaction_id}:ev")
         frames = [fields[b"e"] for _id, fields in log]
         terminal = [f for f in frames if f.startswith((b"event: interaction.completed", b"event: error"))]
         assert len(terminal) == 1
@@ -147,7 +163,7 @@ def test_idempotency_key_returns_the_same_interaction(base_url: str, api_key: st
         assert done["steps"][-1]["content"][0]["text"] == "one two"
 
 
-def _completed(http: httpx.Client, interaction_id: str) -> dict[str, object] | None:
+def _completed(http: httpx.Client, interaction_id: str) -> dict[str, Any] | None:
     got = http.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"}).json()
     return got if got["status"] == "completed" else None
 
@@ -173,7 +189,7 @@ def crash(crash_stack: Stack) -> Iterator[Stack]:
         crash_stack.stop_workers()
 
 
-def _status(http: httpx.Client, interaction_id: str, status: str) -> dict[str, object] | None:
+def _status(http: httpx.Client, interaction_id: str, status: str) -> dict[str, Any] | None:
     got = http.get(f"/v1beta/interactions/{interaction_id}", params={"stream": "false"}).json()
     return got if got["status"] == status else None
 
@@ -186,8 +202,10 @@ async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:
     tenant = tenant_of(key)
     client = sdk(url, key)
     crash.start_worker()
-    reply = await client.aio.interactions.create(model="echo", input="only once", background=True)
-    await until_async(lambda: _status_is(client, reply.id, "completed"))
+    interaction_id = id_of(
+        interaction(await client.aio.interactions.create(model="echo", input="only once", background=True))
+    )
+    await until_async(lambda: _status_is(client, interaction_id, "completed"))
     redis = aioredis.Redis.from_url(crash.redis_url)
     try:
         from arq.connections import ArqRedis
@@ -195,11 +213,13 @@ async def test_a_job_delivered_twice_runs_once(crash: Stack) -> None:
         from server.store.jobs import job_serializer
 
         arq = ArqRedis(connection_pool=redis.connection_pool, job_serializer=job_serializer)
-        await arq.enqueue_job("run_interaction", tenant, reply.id, 0, _queue_name="ix:queue", _job_id="again")
+        await arq.enqueue_job(
+            "run_interaction", tenant, interaction_id, 0, _queue_name="ix:queue", _job_id="again"
+        )
         await asyncio.sleep(1.0)
-        attempts = await redis.hget(f"ix:{{{tenant}}}:{reply.id}", "attempts")
+        attempts = await redis.hget(f"ix:{{{tenant}}}:{interaction_id}", "attempts")
         assert attempts == b"1"
-        log = await redis.xrange(f"ix:{{{tenant}}}:{reply.id}:ev")
+        log = await redis.xrange(f"ix:{{{tenant}}}:{interaction_id}:ev")
         assert sum(1 for _id, f in log if f[b"e"].startswith(b"event: interaction.completed")) == 1
     finally:
         await redis.aclose()
@@ -232,26 +252,30 @@ async def test_a_job_lost_before_any_worker_took_it_is_queued_again(crash: Stack
     key = new_key()
     tenant = tenant_of(key)
     client = sdk(url, key)
-    reply = await client.aio.interactions.create(model="echo", input="not lost", background=True)
+    interaction_id = id_of(
+        interaction(await client.aio.interactions.create(model="echo", input="not lost", background=True))
+    )
     redis = aioredis.Redis.from_url(crash.redis_url)
     try:
         # no worker runs yet: take its job out of arq's queue, as a failed enqueue or a lost Redis write would
-        job = f"{tenant}/{reply.id}/0"
+        job = f"{tenant}/{interaction_id}/0"
         assert await redis.delete(f"arq:job:{job}") == 1
         await redis.zrem("ix:queue", job)
         crash.start_worker()
-        await until_async(lambda: _status_is(client, reply.id, "completed"), within=15)
+        await until_async(lambda: _status_is(client, interaction_id, "completed"), within=15)
     finally:
         await redis.aclose()
 
 
 async def test_two_cancels_at_once_both_see_the_saved_output(base_url: str, api_key: str) -> None:
     client = sdk(base_url, api_key)
-    reply = await client.aio.interactions.create(model="echo-slow", input=LONG, background=True)
-    await until_async(lambda: _status_is(client, reply.id, "in_progress"))
+    interaction_id = id_of(
+        interaction(await client.aio.interactions.create(model="echo-slow", input=LONG, background=True))
+    )
+    await until_async(lambda: _status_is(client, interaction_id, "in_progress"))
     await asyncio.sleep(0.4)
     first, second = await asyncio.gather(
-        client.aio.interactions.cancel(reply.id), client.aio.interactions.cancel(reply.id)
+        client.aio.interactions.cancel(interaction_id), client.aio.interactions.cancel(interaction_id)
     )
     assert first.status == second.status == "cancelled"
     assert first.output_text and first.output_text == second.output_text

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import redirect_stdout
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ from google.genai._interactions import NotFoundError
 
 from server.launch.redis_process import free_port
 
+from .replies import id_of, interaction
 from .support import ROOT, Process, sdk
 from .waiting import until
 
@@ -108,8 +110,13 @@ def alive(pid: int) -> bool:
     return not (state.exists() and state.read_text().split(")")[-1].split()[0] == "Z")
 
 
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 def readme_block(language: str, containing: str) -> str:
-    blocks = re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S)
+    blocks: list[str] = re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S)
     matching = [b for b in blocks if containing in b]
     assert len(matching) == 1, f"one {language} block with {containing!r} in the README"
     return matching[0]
@@ -125,7 +132,8 @@ def test_the_readme_tour_passes_against_make_run(launched: Launched) -> None:
     # the same code, pointed at this server, with the SDK's retries off so a 5xx is an error
     no_retries = f'http_options={{"base_url": "{launched.url}", "retry_options": {{"attempts": 1}}}}'
     tour = tour.replace(client_line, no_retries)
-    printed, names = StringIO(), {"__name__": "readme_tour"}
+    printed = StringIO()
+    names: dict[str, Any] = {"__name__": "readme_tour"}  # the tour's globals, whatever it defines
     with redirect_stdout(printed):
         exec(compile(tour, "README.md tour", "exec"), names)
     lines = printed.getvalue().splitlines()
@@ -177,7 +185,7 @@ def test_the_fsync_policy_comes_from_the_config(tmp_path: Path) -> None:
 
 def test_a_second_server_on_the_same_data_refuses_and_the_first_keeps_serving(launched: Launched) -> None:
     client = sdk(launched.url, "any-key")
-    made = client.interactions.create(model="echo", input="still here")
+    made = id_of(interaction(client.interactions.create(model="echo", input="still here")))
     second = run([sys.executable, "-m", "server"], launch_env(launched.data_dir, PORT=str(free_port())))
     assert second.returncode != 0
     lines = second.stderr.strip().splitlines()
@@ -190,7 +198,7 @@ def test_a_second_server_on_the_same_data_refuses_and_the_first_keeps_serving(la
     assert launched.redis_socket.exists()
     assert len(redis_servers_on(launched.data_dir)) == 1
     for _ in range(20):
-        assert client.interactions.get(made.id).output_text == "still here"
+        assert client.interactions.get(made).output_text == "still here"
 
 
 def test_a_port_in_use_is_one_line_and_nothing_is_left_running(tmp_path: Path) -> None:
@@ -212,10 +220,11 @@ def test_sigkill_of_the_server_leaves_nothing_behind_and_loses_nothing(tmp_path:
     data_dir = tmp_path / "var"
     server = Launched(data_dir).start()
     client = sdk(server.url, "any-key")  # held: a dropped genai.Client closes its connections
-    made = client.interactions.create(model="echo", input="survive the kill")
+    made = id_of(interaction(client.interactions.create(model="echo", input="survive the kill")))
     children = children_of(server.process.pid)
     assert len(children) >= 2  # the redis-server and the web process
-    server.process.proc.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+    assert server.process.proc is not None
+    server.process.proc.send_signal(signal.SIGKILL)  # the server alone, not its process group
     server.process.wait(timeout=5)
     until(lambda: not any(alive(pid) for pid in children), timeout=10)
     assert redis_servers_on(data_dir) == []
@@ -225,7 +234,7 @@ def test_sigkill_of_the_server_leaves_nothing_behind_and_loses_nothing(tmp_path:
     again = Launched(data_dir).start()
     try:
         after = sdk(again.url, "any-key")
-        assert after.interactions.get(made.id).output_text == "survive the kill"
+        assert after.interactions.get(made).output_text == "survive the kill"
     finally:
         again.stop()
 
@@ -268,12 +277,14 @@ def test_without_a_worker_readyz_says_why_and_make_worker_finds_make_runs_redis(
         assert response.status_code == 503
         assert "no worker consumes the queue" in response.json()["reason"]
         client = sdk(server.url, "any-key")
-        job = client.interactions.create(model="echo", input="wait for a worker", background=True)
+        job = id_of(
+            interaction(client.interactions.create(model="echo", input="wait for a worker", background=True))
+        )
         time.sleep(0.5)
-        assert client.interactions.get(job.id).status == "queued"
+        assert client.interactions.get(job).status == "queued"
         # `make worker` with no REDIS_URL: the Redis of the server running on this checkout's data
         worker.start()
-        until(lambda: client.interactions.get(job.id).status == "completed", timeout=20)
+        until(lambda: client.interactions.get(job).status == "completed", timeout=20)
         assert "unix://" in worker.log() and str(data_dir) in worker.log()
         until(lambda: httpx.get(server.url + "/readyz").status_code == 200, timeout=10)
         # a worker that stops is missed within three heartbeats
@@ -368,7 +379,7 @@ def tls_redis(tmp_path: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        until(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, timeout=10)
+        until(lambda: listening(port), timeout=10)
         yield f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={cert}"
     finally:
         redis.terminate()
@@ -379,12 +390,16 @@ def test_your_own_redis_over_tls_with_the_worker_in_the_web_process(tmp_path: Pa
     server = Launched(tmp_path / "var", REDIS_URL=tls_redis).start()
     try:
         client = sdk(server.url, "any-key")
-        assert client.interactions.create(model="echo", input="over TLS").output_text == "over TLS"
-        job = client.interactions.create(model="echo-slow", input="slowly " * 100, background=True)
-        with client.interactions.get(job.id, stream=True) as stream:
+        assert (
+            interaction(client.interactions.create(model="echo", input="over TLS")).output_text == "over TLS"
+        )
+        job = id_of(
+            interaction(client.interactions.create(model="echo-slow", input="slowly " * 100, background=True))
+        )
+        with client.interactions.get(job, stream=True) as stream:
             seen = [next(stream) for _ in range(6)]
         assert [e.event_type for e in seen[:2]] == ["interaction.created", "interaction.status_update"]
-        cancelled = client.interactions.cancel(job.id)
+        cancelled = client.interactions.cancel(job)
         assert cancelled.status == "cancelled" and (cancelled.output_text or "").startswith("slowly")
         # no Redis of its own: nothing under the data directory
         assert not (tmp_path / "var" / "redis").exists()

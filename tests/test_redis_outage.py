@@ -10,10 +10,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from .replies import id_of, interaction
 from .sse import events
 from .support import Stack, new_key, running_stack, sdk
 from .waiting import until
@@ -99,7 +101,7 @@ def test_a_stopped_redis_is_a_503_with_retry_after_and_the_service_recovers(outa
     assert max(seconds for _, seconds, _ in load.answers) < BOUND * 3
     # said once for the outage, not for every failed flush or poll
     assert 1 <= len(_warnings(outage)) <= 2, _warnings(outage)
-    assert client.interactions.create(model="echo", input="after").output_text == "after"
+    assert interaction(client.interactions.create(model="echo", input="after")).output_text == "after"
 
 
 def test_a_frozen_redis_never_hangs_a_request(outage: Stack) -> None:
@@ -126,10 +128,10 @@ def test_a_followed_stream_ends_with_an_error_event_when_redis_goes(outage: Stac
     url = outage.servers[0][1]
     key = new_key()
     client = sdk(url, key)
-    job = client.interactions.create(model="echo-slow", input="w " * 200, background=True)
+    job = id_of(interaction(client.interactions.create(model="echo-slow", input="w " * 200, background=True)))
     seen: list[str] = []
     with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
-        with http.stream("GET", f"/v1beta/interactions/{job.id}", params={"stream": "true"}) as response:
+        with http.stream("GET", f"/v1beta/interactions/{job}", params={"stream": "true"}) as response:
             for event in events(response):
                 seen.append(event["event_type"])
                 if len(seen) == 5:
@@ -146,20 +148,22 @@ def test_jobs_queued_before_the_outage_run_after_it(tmp_path: Path) -> None:
     with running_stack(tmp_path, servers=1) as stack:  # web only: the job waits in the queue
         url = stack.servers[0][1]
         client = sdk(url, new_key())
-        job = client.interactions.create(model="echo", input="queued before", background=True)
-        assert client.interactions.get(job.id).status == "queued"
+        job = id_of(
+            interaction(client.interactions.create(model="echo", input="queued before", background=True))
+        )
+        assert client.interactions.get(job).status == "queued"
         stack.redis.stop()
         time.sleep(1)
         stack.start_redis()
         stack.start_worker()
-        until(lambda: client.interactions.get(job.id).status == "completed", timeout=20)
-        assert client.interactions.get(job.id).output_text == "queued before"
+        until(lambda: client.interactions.get(job).status == "completed", timeout=20)
+        assert client.interactions.get(job).output_text == "queued before"
 
 
 def test_a_foreground_stream_ends_when_redis_goes_and_its_record_keeps_what_it_showed(outage: Stack) -> None:
     url = outage.servers[0][1]
     key = new_key()
-    seen: list[dict[str, object]] = []
+    seen: list[dict[str, Any]] = []
     body = {"model": "echo-slow", "input": "w " * 400, "stream": True}  # 20 s
     with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=60) as http:
         with http.stream("POST", "/v1beta/interactions", json=body) as response:
@@ -170,11 +174,11 @@ def test_a_foreground_stream_ends_when_redis_goes_and_its_record_keeps_what_it_s
                     outage.redis.stop()
                     started = time.monotonic()
     # it ended within a lease period (2 s here) of its last write, not when the 20 s run would have
-    assert seen[-1]["event_type"] == "error" and seen[-1]["error"]["code"] == "unavailable"  # type: ignore[index]
+    assert seen[-1]["event_type"] == "error" and seen[-1]["error"]["code"] == "unavailable"
     assert time.monotonic() - started < 10
     outage.start_redis()
-    interaction_id = seen[0]["interaction"]["id"]  # type: ignore[index]
+    interaction_id: str = seen[0]["interaction"]["id"]
     client = sdk(url, key)
     until(lambda: client.interactions.get(interaction_id).status == "failed", timeout=20)
-    shown = "".join(e["delta"]["text"] for e in seen if e["event_type"] == "step.delta")  # type: ignore[index]
+    shown = "".join(e["delta"]["text"] for e in seen if e["event_type"] == "step.delta")
     assert client.interactions.get(interaction_id).output_text == shown

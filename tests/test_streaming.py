@@ -12,7 +12,16 @@ import pytest
 import redis as sync_redis
 from google import genai
 from google.genai._interactions import BadRequestError
+from google.genai.interactions import (
+    FunctionCallStep,
+    InteractionCompletedEvent,
+    InteractionCreatedEvent,
+    InteractionSSEEvent,
+    StepDelta,
+    StepStart,
+)
 
+from .replies import all_events, event_id_of, id_of, interaction, streamed_text, text_of_step
 from .sse import events, text_of
 from .support import Stack, new_key, running_stack, sdk, tenant_of
 from .waiting import until
@@ -38,23 +47,26 @@ def _urls(stack: Stack) -> tuple[str, str]:
 
 
 def test_create_stream_with_the_sdk(client: genai.Client) -> None:
-    stream = client.interactions.create(model="echo", input="Count to three please", stream=True)
-    received = list(stream)
+    received = all_events(
+        client.interactions.create(model="echo", input="Count to three please", stream=True)
+    )
     kinds = [e.event_type for e in received]
     assert kinds[:2] == ["interaction.created", "interaction.status_update"]
     assert kinds[2] == "step.start" and kinds[-3] == "step.stop"
     assert set(kinds[3:-3]) == {"step.delta"}
     assert kinds[-2:] == ["interaction.status_update", "interaction.completed"]
-    ids = [e.event_id for e in received]
+    ids = [event_id_of(e) for e in received]
     assert len(set(ids)) == len(ids) and all(ids)
-    text = "".join(e.delta.text for e in received if e.event_type == "step.delta")
+    text = streamed_text(received)
     assert text == "Count to three please"
+    assert isinstance(received[0], InteractionCreatedEvent)
+    assert isinstance(received[-1], InteractionCompletedEvent)
     completed = received[-1].interaction
     assert completed.status == "completed"
     assert completed.id == received[0].interaction.id
     # sttp-ai reads the answer from interaction.completed: it carries the steps and the usage
-    assert completed.steps[0].content[0].text == text
-    assert completed.usage.total_output_tokens == 4
+    assert completed.steps and text_of_step(completed.steps[0]) == text
+    assert completed.usage and completed.usage.total_output_tokens == 4
 
 
 def test_frames_are_lf_only_with_event_lines(http: httpx.Client) -> None:
@@ -80,11 +92,12 @@ def test_function_call_streams_arguments_delta(beta: genai.Client) -> None:
         "name": "lookup",
         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
     }
-    received = list(beta.interactions.create(model="echo", input="find it", tools=[tool], stream=True))
-    start = next(e for e in received if e.event_type == "step.start")
-    assert start.step.type == "function_call" and start.step.name == "lookup" and start.step.id
-    delta = next(e for e in received if e.event_type == "step.delta")
+    received = all_events(beta.interactions.create(model="echo", input="find it", tools=[tool], stream=True))
+    start = next(e for e in received if isinstance(e, StepStart))
+    assert isinstance(start.step, FunctionCallStep) and start.step.name == "lookup" and start.step.id
+    delta = next(e for e in received if isinstance(e, StepDelta))
     assert delta.delta.type == "arguments_delta"
+    assert isinstance(received[-1], InteractionCompletedEvent)
     assert received[-1].interaction.status == "requires_action"
 
 
@@ -92,17 +105,17 @@ def test_resume_from_another_web_process_has_no_gap_and_no_duplicate(streams: St
     first, second = _urls(streams)
     key = new_key()
     one, two = sdk(first, key), sdk(second, key)
-    reply = one.interactions.create(model="echo-slow", input=SENTENCE, background=True)
-    seen: list[Any] = []
-    for event in one.interactions.get(reply.id, stream=True):
+    reply = id_of(interaction(one.interactions.create(model="echo-slow", input=SENTENCE, background=True)))
+    seen: list[InteractionSSEEvent] = []
+    for event in one.interactions.get(reply, stream=True):
         seen.append(event)
         if len(seen) == 12:
             break  # drop the connection mid-run
-    resumed = list(two.interactions.get(reply.id, stream=True, last_event_id=seen[-1].event_id))
-    full = list(two.interactions.get(reply.id, stream=True))
-    assert [e.event_id for e in seen + resumed] == [e.event_id for e in full]
+    resumed = all_events(two.interactions.get(reply, stream=True, last_event_id=event_id_of(seen[-1])))
+    full = all_events(two.interactions.get(reply, stream=True))
+    assert [event_id_of(e) for e in seen + resumed] == [event_id_of(e) for e in full]
     assert full[-1].event_type == "interaction.completed"
-    text = "".join(e.delta.text for e in full if e.event_type == "step.delta")
+    text = streamed_text(full)
     assert text == SENTENCE
 
 
@@ -157,20 +170,26 @@ def test_replay_of_a_finished_interaction_from_its_record(streams: Stack) -> Non
     url, _ = _urls(streams)
     key = new_key()
     client = sdk(url, key)
-    live = list(client.interactions.create(model="echo", input="alpha beta gamma", stream=True))
+    live = all_events(client.interactions.create(model="echo", input="alpha beta gamma", stream=True))
+    assert isinstance(live[0], InteractionCreatedEvent)
     interaction_id = live[0].interaction.id
+    assert interaction_id
     with sync_redis.Redis.from_url(streams.redis_url) as redis:
         assert redis.delete(f"ix:{{{tenant_of(key)}}}:{interaction_id}:ev") == 1  # as if expired
-    replayed = list(client.interactions.get(interaction_id, stream=True))
+    replayed = all_events(client.interactions.get(interaction_id, stream=True))
     # the record keeps a step's text whole, so its replay carries it in one delta
     assert _collapsed([e.event_type for e in replayed]) == _collapsed([e.event_type for e in live])
+    assert isinstance(replayed[-1], InteractionCompletedEvent)
     assert replayed[-1].interaction.status == "completed"
-    assert "".join(e.delta.text for e in replayed if e.event_type == "step.delta") == "alpha beta gamma"
-    resumed = list(client.interactions.get(interaction_id, stream=True, last_event_id=replayed[3].event_id))
-    assert [e.event_id for e in resumed] == [e.event_id for e in replayed[4:]]
+    assert streamed_text(replayed) == "alpha beta gamma"
+    resumed = all_events(
+        client.interactions.get(interaction_id, stream=True, last_event_id=event_id_of(replayed[3]))
+    )
+    assert [event_id_of(e) for e in resumed] == [event_id_of(e) for e in replayed[4:]]
     # an id from the expired log names nothing in the rebuilt replay
+    expired = event_id_of(live[3])
     with pytest.raises(BadRequestError) as caught:
-        list(client.interactions.get(interaction_id, stream=True, last_event_id=live[3].event_id))
+        all_events(client.interactions.get(interaction_id, stream=True, last_event_id=expired))
     assert "expired" in str(caught.value)
 
 
@@ -179,10 +198,11 @@ def _collapsed(kinds: list[str]) -> list[str]:
 
 
 def test_a_non_streamed_interaction_can_be_streamed_afterwards(beta: genai.Client) -> None:
-    reply = beta.interactions.create(model="echo", input="one two")
-    replayed = list(beta.interactions.get(reply.id, stream=True))
-    assert replayed[-1].event_type == "interaction.completed"
-    assert replayed[-1].interaction.steps[0].content[0].text == "one two"
+    reply = interaction(beta.interactions.create(model="echo", input="one two"))
+    replayed = all_events(beta.interactions.get(id_of(reply), stream=True))
+    assert isinstance(replayed[-1], InteractionCompletedEvent)  # event_type "interaction.completed"
+    steps = replayed[-1].interaction.steps
+    assert steps and text_of_step(steps[0]) == "one two"
 
 
 def test_unknown_last_event_id_is_400(http: httpx.Client) -> None:

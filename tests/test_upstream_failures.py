@@ -15,12 +15,15 @@ import httpx
 import pytest
 from google import genai
 from google.genai._interactions import InternalServerError
+from google.genai.interactions import FunctionCallStep, Interaction
 
 from tests.fakes import anthropic as an
 from tests.fakes import gemini as gm
 from tests.fakes import openai as oa
+from tests.fakes.http import FakeServer, Script
 
 from . import test_upstreams_api as e2e
+from .replies import error_of, id_of, interaction, output_text_of, steps_of
 from .sse import events as sse_events
 from .sse import text_of
 from .support import Stack
@@ -36,16 +39,17 @@ ai = e2e.ai
 api = e2e.api
 
 
-def gaps(fake: Any) -> list[float]:
+def gaps(fake: FakeServer) -> list[float]:
     times = [r.received_at for r in fake.requests]
     return [round(b - a, 3) for a, b in itertools.pairwise(times)]
 
 
-def create_background(ai: genai.Client, backend: str, text: str = "Hello?") -> Any:
-    reply = ai.interactions.create(model=MODEL[backend], input=text, background=True)
+def create_background(ai: genai.Client, backend: str, text: str = "Hello?") -> str:
+    """A background interaction on the backend's model; its id."""
+    reply = interaction(ai.interactions.create(model=MODEL[backend], input=text, background=True))
     assert reply.status in ("queued", "in_progress")
     assert not reply.steps
-    return reply
+    return id_of(reply)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -59,8 +63,8 @@ def test_background_retries_503_and_429_honouring_retry_after(ai: genai.Client, 
         gm.gemini_error(429, "Resource has been exhausted.", "RESOURCE_EXHAUSTED", {"Retry-After": "1"}),
         gm.gemini_text_script("Hello world"),
     )
-    reply = create_background(ai, "gemini")
-    done = wait_status(ai, reply.id, "completed", "failed", timeout=20)
+    interaction_id = create_background(ai, "gemini")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed", timeout=20)
     assert done.status == "completed", done.errors
     assert done.output_text == "Hello world"
     assert not done.errors
@@ -80,8 +84,8 @@ def test_background_backoff_without_retry_after_is_jittered_under_the_exponentia
         oa.openai_error(502, "Bad gateway", "server_error"),
         oa.openai_text_script("Recovered"),
     )
-    reply = create_background(ai, "openai")
-    done = wait_status(ai, reply.id, "completed", "failed")
+    interaction_id = create_background(ai, "openai")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "completed" and done.output_text == "Recovered"
     waited = gaps(fake)
     print(f"\nbackground retry gaps without Retry-After -> {waited} s")
@@ -96,21 +100,21 @@ def test_background_that_always_fails_names_the_upstream_status_and_message(
 ) -> None:
     fake = upstreams.openai
     message = "The server had an error while processing your request."
-    fake.add(*[oa.openai_error(503, message, "server_error") for _ in range(RETRY["attempts"] + 2)])
-    reply = create_background(ai, "openai")
-    done = wait_status(ai, reply.id, "completed", "failed")
+    fake.add(*[oa.openai_error(503, message, "server_error") for _ in range(int(RETRY["attempts"]) + 2)])
+    interaction_id = create_background(ai, "openai")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "failed"
     assert done.errors, "a failed interaction says why"
-    error = done.errors[0]
-    assert "503" in error.code + error.message
-    assert message in error.message and "openai" in error.message
+    code, said = error_of(done)
+    assert "503" in code + said
+    assert message in said and "openai" in said
     time.sleep(0.3)  # no attempt after the last one
     assert len(fake.requests) == RETRY["attempts"]
     # the event log agrees with the record: it ends with the same error
-    with api.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+    with api.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
         replay = list(sse_events(response))
     assert replay[-1]["event_type"] == "error"
-    assert replay[-1]["error"]["message"] == error.message
+    assert replay[-1]["error"]["message"] == said
 
 
 @pytest.mark.parametrize(
@@ -125,11 +129,11 @@ def test_background_4xx_fails_at_once(
 ) -> None:
     fake = upstreams.anthropic
     fake.add(*[an.anthropic_error(status, kind, message) for _ in range(3)])
-    reply = create_background(ai, "anthropic")
-    done = wait_status(ai, reply.id, "completed", "failed")
+    interaction_id = create_background(ai, "anthropic")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "failed"
-    error = done.errors[0]
-    assert str(status) in error.code + error.message and message in error.message
+    code, said = error_of(done)
+    assert str(status) in code + said and message in said
     time.sleep(0.3)
     assert len(fake.requests) == 1
 
@@ -137,11 +141,11 @@ def test_background_4xx_fails_at_once(
 def test_background_failure_after_output_is_not_retried(ai: genai.Client, upstreams: Upstreams) -> None:
     fake = upstreams.openai
     fake.add(oa.openai_midstream_error_script("The server had an error"), oa.openai_text_script("Again"))
-    reply = create_background(ai, "openai")
-    done = wait_status(ai, reply.id, "completed", "failed")
+    interaction_id = create_background(ai, "openai")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "failed"
     assert done.output_text == "Hel"
-    assert "The server had an error" in done.errors[0].message
+    assert "The server had an error" in error_of(done)[1]
     time.sleep(0.3)
     assert len(fake.requests) == 1
 
@@ -151,43 +155,55 @@ def test_background_timeout_is_retried_then_fails_naming_the_backend(
 ) -> None:
     """`gemini-slow-*` gives up reading after 0.5 s; a timeout is worth another attempt, up to the limit."""
     fake = upstreams.gemini
-    fake.add(*[gm.gemini_text_script("late", first_chunk_delay=3.0) for _ in range(RETRY["attempts"])])
-    reply = ai.interactions.create(model="gemini-slow-1", input="hi", background=True)
-    done = wait_status(ai, reply.id, "completed", "failed")
+    fake.add(*[gm.gemini_text_script("late", first_chunk_delay=3.0) for _ in range(int(RETRY["attempts"]))])
+    interaction_id = id_of(
+        interaction(ai.interactions.create(model="gemini-slow-1", input="hi", background=True))
+    )
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "failed"
-    error = done.errors[0]
-    assert error.code == "upstream_timeout"
-    assert "gemini" in error.message and "timed out" in error.message
+    code, message = error_of(done)
+    assert code == "upstream_timeout"
+    assert "gemini" in message and "timed out" in message
     assert len(fake.requests) == RETRY["attempts"]
     until(lambda: len(fake.disconnects) == RETRY["attempts"], timeout=5)
 
 
 def test_background_unreachable_upstream_fails_naming_the_backend(ai: genai.Client) -> None:
-    reply = ai.interactions.create(model="dead-model", input="hi", background=True)
-    done = wait_status(ai, reply.id, "completed", "failed")
+    interaction_id = id_of(
+        interaction(ai.interactions.create(model="dead-model", input="hi", background=True))
+    )
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert done.status == "failed"
-    error = done.errors[0]
-    assert error.code == "upstream_unavailable"
-    assert "openai" in error.message and "connect" in error.message.lower()
+    code, message = error_of(done)
+    assert code == "upstream_unavailable"
+    assert "openai" in message and "connect" in message.lower()
 
 
 def test_background_function_call_round_trip(ai: genai.Client, upstreams: Upstreams) -> None:
     fake = upstreams.gemini
     fake.add(gm.gemini_function_call_script("get_weather", {"city": "Oslo"}), gm.gemini_text_script("Cold."))
     tools = [e2e.WEATHER_TOOL]
-    first = ai.interactions.create(model=MODEL["gemini"], input="Oslo?", tools=tools, background=True)
-    first = wait_status(ai, first.id, "requires_action", "completed", "failed")
-    assert first.status == "requires_action"
-    call = next(s for s in first.steps if s.type == "function_call")
-    assert call.arguments == {"city": "Oslo"}
-    second = ai.interactions.create(
-        model=MODEL["gemini"],
-        previous_interaction_id=first.id,
-        input=[{"type": "function_result", "call_id": call.id, "result": {"temp_c": -3}}],
-        tools=tools,
-        background=True,
+    first_id = id_of(
+        interaction(
+            ai.interactions.create(model=MODEL["gemini"], input="Oslo?", tools=tools, background=True)
+        )
     )
-    second = wait_status(ai, second.id, "completed", "failed")
+    first: Interaction = wait_status(ai, first_id, "requires_action", "completed", "failed")
+    assert first.status == "requires_action"
+    call = next(s for s in steps_of(first) if isinstance(s, FunctionCallStep))  # type "function_call"
+    assert call.arguments == {"city": "Oslo"}
+    second_id = id_of(
+        interaction(
+            ai.interactions.create(
+                model=MODEL["gemini"],
+                previous_interaction_id=first_id,
+                input=[{"type": "function_result", "call_id": call.id, "result": {"temp_c": -3}}],
+                tools=tools,
+                background=True,
+            )
+        )
+    )
+    second: Interaction = wait_status(ai, second_id, "completed", "failed")
     assert second.status == "completed" and second.output_text == "Cold."
     assert fake.requests[1].json()["contents"][-1] == {
         "role": "user",
@@ -201,13 +217,13 @@ def test_cancel_during_the_retry_backoff_stops_the_retries(ai: genai.Client, ups
         gm.gemini_error(503, "Overloaded", "UNAVAILABLE", {"Retry-After": "1"}),
         gm.gemini_text_script("too late"),
     )
-    reply = create_background(ai, "gemini")
+    interaction_id = create_background(ai, "gemini")
     until(lambda: fake.requests, timeout=10)
-    cancelled = ai.interactions.cancel(reply.id)
+    cancelled = ai.interactions.cancel(interaction_id)
     assert cancelled.status == "cancelled"
     time.sleep(1.5)  # past the Retry-After
     assert len(fake.requests) == 1
-    assert ai.interactions.get(reply.id).status == "cancelled"
+    assert ai.interactions.get(interaction_id).status == "cancelled"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -232,11 +248,11 @@ def test_cancel_of_a_background_run_in_a_worker_closes_the_upstream_connection(
     fake = upstreams.gemini
     fake.add(words_script("gemini", count=100, delay=0.1))  # 10 s unless cancelled
     completed = fake.completed
-    reply = create_background(ai, "gemini")
-    wait_for_words(api, reply.id, 3)
+    interaction_id = create_background(ai, "gemini")
+    wait_for_words(api, interaction_id, 3)
 
     asked = time.monotonic()
-    cancelled = ai.interactions.cancel(reply.id)  # through the web process; the run is in the worker
+    cancelled = ai.interactions.cancel(interaction_id)  # through the web process; the run is in the worker
     answered = time.monotonic()
     until(lambda: fake.disconnects, timeout=5)
     latency = fake.disconnects[0] - asked
@@ -248,7 +264,7 @@ def test_cancel_of_a_background_run_in_a_worker_closes_the_upstream_connection(
     assert fake.completed == completed and len(fake.requests) == 1
 
     assert cancelled.status == "cancelled"
-    text = cancelled.output_text
+    text = output_text_of(cancelled)
     words = text.split()
     full = " ".join(f"w{i}" for i in range(100))
     assert len(words) >= 3 and full.startswith(" ".join(words)), text
@@ -259,9 +275,9 @@ def test_cancel_of_a_background_run_in_a_worker_closes_the_upstream_connection(
 
     # and it stays so; the event log says the same
     time.sleep(0.3)
-    again = ai.interactions.get(reply.id)
+    again = ai.interactions.get(interaction_id)
     assert again.status == "cancelled" and again.output_text == text
-    with api.stream("GET", f"/v1beta/interactions/{reply.id}", params={"stream": "true"}) as response:
+    with api.stream("GET", f"/v1beta/interactions/{interaction_id}", params={"stream": "true"}) as response:
         replay = list(sse_events(response))
     assert replay[-1]["event_type"] == "interaction.completed"
     assert replay[-1]["interaction"]["status"] == "cancelled"
@@ -289,9 +305,9 @@ def test_foreground_stream_disconnect_cancels_the_run_and_closes_the_upstream(
     print(f"\nclient dropped -> upstream connection closed: {(fake.disconnects[0] - dropped) * 1000:.0f} ms")
     assert fake.completed == completed
 
-    stopped = wait_status(ai, interaction_id, "cancelled", "completed", "failed", timeout=10)
+    stopped: Interaction = wait_status(ai, interaction_id, "cancelled", "completed", "failed", timeout=10)
     assert stopped.status == "cancelled"
-    words = stopped.output_text.split()
+    words = output_text_of(stopped).split()
     assert len(words) >= 3 and " ".join(f"w{i}" for i in range(len(words))) == " ".join(words)
     assert stopped.usage is not None and stopped.usage.total_output_tokens in (len(words) - 1, len(words))
 
@@ -312,9 +328,9 @@ def test_background_stream_disconnect_does_not_cancel(
             if len(text_of(seen).split()) >= 2:
                 break
     interaction_id = next(e["interaction"]["id"] for e in seen if e["event_type"] == "interaction.created")
-    done = wait_status(ai, interaction_id, "completed", "cancelled", "failed", timeout=10)
+    done: Interaction = wait_status(ai, interaction_id, "completed", "cancelled", "failed", timeout=10)
     assert done.status == "completed"
-    assert done.output_text.split() == [f"w{i}" for i in range(15)]
+    assert output_text_of(done).split() == [f"w{i}" for i in range(15)]
     assert fake.disconnects == [] and fake.completed == completed + 1
 
 
@@ -337,7 +353,7 @@ def test_foreground_stream_disconnect_while_the_upstream_is_silent(
     until(lambda: fake.disconnects, timeout=6)
     latency = (fake.disconnects[0] - dropped) * 1000
     print(f"\nclient dropped during silence -> upstream connection closed: {latency:.0f} ms")
-    stopped = wait_status(ai, interaction_id, "cancelled", "completed", "failed", timeout=5)
+    stopped: Interaction = wait_status(ai, interaction_id, "cancelled", "completed", "failed", timeout=5)
     assert stopped.status == "cancelled"
 
 
@@ -348,13 +364,13 @@ def test_background_overload_right_after_message_start_is_retried(
     any content: no output was made, so a background run retries it like a 529."""
     fake = upstreams.anthropic
     fake.add(overloaded_after_message_start(), an.anthropic_text_script("Hello world"))
-    reply = create_background(ai, "anthropic")
-    done = wait_status(ai, reply.id, "completed", "failed")
+    interaction_id = create_background(ai, "anthropic")
+    done: Interaction = wait_status(ai, interaction_id, "completed", "failed")
     assert len(fake.requests) == 2, [e.message for e in done.errors or []]
     assert done.status == "completed" and done.output_text == "Hello world"
 
 
-def overloaded_after_message_start() -> Any:
+def overloaded_after_message_start() -> Script:
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     return an.script([an.message_start(), error])
 
