@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
-from .http import Script, json_error, sse
+from .http import Knobs, Script, json_error, sse
 
 
 def event(data: dict[str, Any]) -> bytes:
@@ -65,11 +65,13 @@ def text_block(index: int, text: str) -> list[dict[str, Any]]:
     ]
 
 
-def script(events: list[dict[str, Any]], **knobs: Any) -> Script:
+def script(events: list[dict[str, Any]], **knobs: Unpack[Knobs]) -> Script:
     return Script(chunks=[event(e) for e in events], **knobs)
 
 
-def anthropic_text_script(text: str = "Hello world", stop_reason: str = "end_turn", **knobs: Any) -> Script:
+def anthropic_text_script(
+    text: str = "Hello world", stop_reason: str = "end_turn", **knobs: Unpack[Knobs]
+) -> Script:
     events = [message_start(), {"type": "ping"}, *text_block(0, text), *message_end(stop_reason)]
     return script(events, **knobs)
 
@@ -78,7 +80,7 @@ def anthropic_thinking_script(
     thinking: str = "Let me think.",
     signature: str = "EqQBCkYIARgCKkBanthropic",
     text: str = "42",
-    **knobs: Any,
+    **knobs: Unpack[Knobs],
 ) -> Script:
     events = [
         message_start(),
@@ -98,7 +100,7 @@ def anthropic_tool_use_script(
     name: str = "get_weather",
     fragments: tuple[str, ...] = ('{"city"', ': "Paris"}'),
     call_id: str = "toolu_01abc",
-    **knobs: Any,
+    **knobs: Unpack[Knobs],
 ) -> Script:
     events = [
         message_start(input_tokens=20, cache_read=100, cache_write=50),
@@ -113,7 +115,7 @@ def anthropic_tool_use_script(
 
 
 def anthropic_error_event_script(
-    kind: str = "overloaded_error", message: str = "Overloaded", **knobs: Any
+    kind: str = "overloaded_error", message: str = "Overloaded", **knobs: Unpack[Knobs]
 ) -> Script:
     events = [
         message_start(),

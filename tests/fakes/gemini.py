@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
-from .http import Script, json_error, sse
+from .http import Knobs, Script, json_error, sse
 
 MODEL_VERSION = "gemini-fake-001"
 
@@ -34,7 +34,7 @@ def chunk(
     return body
 
 
-def script(chunks: list[dict[str, Any]], **knobs: Any) -> Script:
+def script(chunks: list[dict[str, Any]], **knobs: Unpack[Knobs]) -> Script:
     return Script(chunks=[sse(c) for c in chunks], **knobs)
 
 
@@ -46,12 +46,15 @@ def text_chunks(text: str, finish: str = "STOP", pieces: int = 3) -> list[dict[s
     return out
 
 
-def gemini_text_script(text: str = "Hello world", finish: str = "STOP", **knobs: Any) -> Script:
+def gemini_text_script(text: str = "Hello world", finish: str = "STOP", **knobs: Unpack[Knobs]) -> Script:
     return script(text_chunks(text, finish), **knobs)
 
 
 def gemini_thought_script(
-    thought: str = "Let me think.", text: str = "42", signature: str = "c2lnLWdlbWluaQ==", **knobs: Any
+    thought: str = "Let me think.",
+    text: str = "42",
+    signature: str = "c2lnLWdlbWluaQ==",
+    **knobs: Unpack[Knobs],
 ) -> Script:
     return script(
         [
@@ -67,7 +70,7 @@ def gemini_function_call_script(
     name: str = "get_weather",
     args: dict[str, Any] | None = None,
     signature: str | None = "Zm4tc2ln",
-    **knobs: Any,
+    **knobs: Unpack[Knobs],
 ) -> Script:
     part: dict[str, Any] = {
         "functionCall": {"name": name, "args": args if args is not None else {"city": "Paris"}}

@@ -16,7 +16,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 T = TypeVar("T")
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
@@ -35,6 +35,17 @@ class Script:
     chunk_delay: float = 0.0
     #: close the TCP connection after this many chunks, without ending the body
     abort_after: int | None = None
+
+
+class Knobs(TypedDict, total=False):
+    """How a script is answered, besides its body: the fields of `Script` a script builder passes on."""
+
+    status: int
+    headers: dict[str, str]
+    content_type: str
+    first_chunk_delay: float
+    chunk_delay: float
+    abort_after: int | None
 
 
 @dataclass
@@ -58,7 +69,10 @@ class RecordedRequest:
 
 
 class FakeServer:
-    def __init__(self, default: Script | None = None) -> None:
+    def __init__(self, default: Script | None = None, *, keep_alive: bool = False) -> None:
+        """`keep_alive`: serve many requests per connection, as real upstreams do (the bench measures
+        connection reuse); a client's going away mid-answer is then seen only when a write fails."""
+        self.keep_alive = keep_alive
         self.default = default or Script(status=404, body=b'{"error": {"message": "no script"}}')
         self.scripts: deque[Script] = deque()
         self.requests: list[RecordedRequest] = []
@@ -102,12 +116,15 @@ class FakeServer:
         assert task is not None
         self._tasks.add(task)
         try:
-            request = await self._read_request(reader)
-            if request is None:
-                return
-            self.requests.append(request)
-            script = self.scripts.popleft() if self.scripts else self.default
-            await self._respond(script, reader, writer)
+            while True:
+                request = await self._read_request(reader)
+                if request is None:
+                    return
+                self.requests.append(request)
+                script = self.scripts.popleft() if self.scripts else self.default
+                await self._respond(script, reader, writer)
+                if not self.keep_alive:
+                    return
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -135,7 +152,8 @@ class FakeServer:
         self, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         head = [f"HTTP/1.1 {script.status} {REASONS.get(script.status, 'Status')}"]
-        headers = {"connection": "close", **{k.lower(): v for k, v in script.headers.items()}}
+        connection = "keep-alive" if self.keep_alive else "close"
+        headers = {"connection": connection, **{k.lower(): v for k, v in script.headers.items()}}
         if script.chunks is None:
             headers.setdefault("content-type", "application/json")
             headers["content-length"] = str(len(script.body))
@@ -150,8 +168,13 @@ class FakeServer:
             self.completed += 1
             return
         await writer.drain()
-        # the client sends nothing more; EOF on its side of the socket means it closed the connection
-        gone = asyncio.ensure_future(reader.read(1))
+        # the client sends nothing more; EOF on its side of the socket means it closed the connection (on a
+        # kept-alive connection the next request may come at once: not read here)
+        gone: asyncio.Future[bytes] = (
+            asyncio.get_running_loop().create_future()
+            if self.keep_alive
+            else asyncio.ensure_future(reader.read(1))
+        )
         try:
             finished = await self._send_chunks(script, writer, gone)
         finally:

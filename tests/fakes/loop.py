@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class FakeLoop:
@@ -13,7 +16,7 @@ class FakeLoop:
         self.thread = threading.Thread(target=self.loop.run_forever, name="fake-upstreams", daemon=True)
         self.thread.start()
 
-    def call(self, coro: Any, timeout: float = 10) -> Any:
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def close(self) -> None:

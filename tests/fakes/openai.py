@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
-from .http import Script, json_error, sse
+from .http import Knobs, Script, json_error, sse
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -35,7 +35,7 @@ def usage_chunk(prompt: int = 9, completion: int = 4, cached: int = 0, reasoning
     }
 
 
-def script(chunks: list[dict[str, Any]], done: bool = True, **knobs: Any) -> Script:
+def script(chunks: list[dict[str, Any]], done: bool = True, **knobs: Unpack[Knobs]) -> Script:
     frames = [sse(c) for c in chunks]
     if done:
         frames.append(sse("[DONE]"))
@@ -43,7 +43,10 @@ def script(chunks: list[dict[str, Any]], done: bool = True, **knobs: Any) -> Scr
 
 
 def openai_text_script(
-    text: str = "Hello world", finish: str = "stop", usage: dict[str, Any] | None = None, **knobs: Any
+    text: str = "Hello world",
+    finish: str = "stop",
+    usage: dict[str, Any] | None = None,
+    **knobs: Unpack[Knobs],
 ) -> Script:
     words = text.split(" ")
     pieces = [w if i == 0 else " " + w for i, w in enumerate(words)]
@@ -54,7 +57,7 @@ def openai_text_script(
     return script(chunks, **knobs)
 
 
-def openai_reasoning_script(reasoning: str = "Think.", text: str = "Done", **knobs: Any) -> Script:
+def openai_reasoning_script(reasoning: str = "Think.", text: str = "Done", **knobs: Unpack[Knobs]) -> Script:
     chunks = [
         chunk({"role": "assistant", "content": None, "reasoning_content": reasoning}),
         chunk({"content": text}),
@@ -68,7 +71,7 @@ def openai_tool_call_script(
     name: str = "get_weather",
     fragments: tuple[str, ...] = ('{"ci', 'ty": "Pa', 'ris"}'),
     call_id: str = "call_abc123",
-    **knobs: Any,
+    **knobs: Unpack[Knobs],
 ) -> Script:
     first = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
     chunks = [chunk({"role": "assistant", "content": None, "tool_calls": [first]})]
@@ -78,7 +81,7 @@ def openai_tool_call_script(
     return script(chunks, **knobs)
 
 
-def openai_midstream_error_script(message: str = "The server had an error", **knobs: Any) -> Script:
+def openai_midstream_error_script(message: str = "The server had an error", **knobs: Unpack[Knobs]) -> Script:
     chunks = [chunk({"role": "assistant", "content": "Hel"})]
     frames = [sse(c) for c in chunks] + [
         sse({"error": {"message": message, "type": "server_error", "code": None}})
