@@ -25,7 +25,7 @@ from server.protocol.steps import (
     UnknownStep,
     UserInputStep,
 )
-from server.protocol.tools import FunctionTool, GoogleSearchTool, UnknownTool
+from server.protocol.tools import FunctionTool, GoogleSearchTool, Tool, UnknownTool
 from server.runner.turn import TurnBuilder
 from server.upstream import base as up
 
@@ -39,9 +39,9 @@ def body(**fields: Any) -> bytes:
     return compact({"model": "echo", **fields})
 
 
-def invalid(raw: bytes, **kwargs: Any) -> InvalidArgument:
+def invalid(raw: bytes, *, strict: bool = False) -> InvalidArgument:
     with pytest.raises(InvalidArgument) as info:
-        decode_create(raw, **kwargs)
+        decode_create(raw, strict=strict)
     return info.value
 
 
@@ -127,7 +127,8 @@ def test_request_fields_are_decoded() -> None:
     assert request.store is False and request.stream is True
     assert request.system_instruction == "Be terse."
     assert request.generation_config is not None and request.generation_config.max_output_tokens == 64
-    assert request.tools == [FunctionTool(name="f"), GoogleSearchTool()]
+    tools: list[Tool] = [FunctionTool(name="f"), GoogleSearchTool()]
+    assert request.tools == tools
     assert request.labels == {"team": "x"}
 
 
@@ -211,7 +212,7 @@ def test_unknown_content_in_model_output_round_trips() -> None:
 def test_content_list_with_an_unknown_content_type_is_one_user_step() -> None:
     _, steps, _ = decode_create(body(input=[{"type": "text", "text": "look"}, UNKNOWN_CONTENT]))
     assert len(steps) == 1 and isinstance(steps[0], UserInputStep)
-    assert steps[0].content[0] == TextContent(text="look")  # type: ignore[index]
+    assert steps[0].content[0] == TextContent(text="look")
 
 
 def test_unknown_tool_type_round_trips_byte_exactly() -> None:
@@ -518,11 +519,16 @@ def text(value: str) -> up.StepDelta:
     return up.StepDelta(delta=d.TextDelta(text=value))
 
 
+def arguments_of(step: Step) -> dict[str, Any]:
+    assert isinstance(step, FunctionCallStep), step
+    return step.arguments
+
+
 def test_text_deltas_accumulate_into_one_model_output_step() -> None:
     turn = TurnBuilder()
     first = turn.feed(text("Hel"))
     assert [type(e) for e in first] == [StepStart, StepDelta]
-    assert first[0].index == 0 and isinstance(first[0], StepStart)
+    assert isinstance(first[0], StepStart) and first[0].index == 0
     assert isinstance(first[0].step, ModelOutputStep)
     assert turn.feed(text("lo ")) == [StepDelta(index=0, delta=d.TextDelta(text="lo "))]
     turn.feed(text("world"))
@@ -543,7 +549,8 @@ def test_explicit_step_boundaries() -> None:
     assert turn.feed(up.StepEnded()) == [StepStop(index=0)]
     assert turn.feed(up.StepEnded()) == []
     events = turn.feed(text("c"))  # a delta with no open step opens a new model_output
-    assert [type(e) for e in events] == [StepStart, StepDelta] and events[1].index == 1  # type: ignore[attr-defined]
+    assert [type(e) for e in events] == [StepStart, StepDelta]
+    assert isinstance(events[1], StepDelta) and events[1].index == 1
     turn.close_step()
     assert turn.steps == [
         ModelOutputStep(content=[TextContent(text="ab")]),
@@ -574,7 +581,7 @@ def test_arguments_that_are_not_a_json_object() -> None:
         for fragment in fragments:
             turn.feed(up.StepDelta(delta=d.ArgumentsDelta(arguments=fragment)))
         turn.close_step()
-        assert turn.steps[0].arguments == expected  # type: ignore[attr-defined]
+        assert arguments_of(turn.steps[0]) == expected
 
 
 def test_second_function_call_does_not_inherit_the_first_ones_arguments() -> None:
@@ -584,7 +591,7 @@ def test_second_function_call_does_not_inherit_the_first_ones_arguments() -> Non
     turn.feed(up.StepStarted(step=FunctionCallStep(id="c2", name="f")))  # closes the first
     turn.feed(up.StepDelta(delta=d.ArgumentsDelta(arguments='{"n": 2}')))
     turn.feed(up.Finished(status="requires_action"))
-    assert [s.arguments for s in turn.steps] == [{"n": 1}, {"n": 2}]  # type: ignore[attr-defined]
+    assert [arguments_of(s) for s in turn.steps] == [{"n": 1}, {"n": 2}]
 
 
 def test_thought_summary_and_signature() -> None:
@@ -597,10 +604,11 @@ def test_thought_summary_and_signature() -> None:
     assert events == [StepStop(index=0), StepStart(index=1, step=ModelOutputStep())]
     turn.feed(text("Hello!"))
     turn.feed(up.StepEnded())
-    assert turn.steps == [
+    expected: list[Step] = [
         ThoughtStep(signature="c2lnLWI=", summary=[TextContent(text="Thinking...")]),
         ModelOutputStep(content=[TextContent(text="Hello!")]),
     ]
+    assert turn.steps == expected
     assert msgspec.json.decode(json_encoder.encode(turn.steps[0])) == {
         "type": "thought",
         "signature": "c2lnLWI=",
@@ -622,7 +630,7 @@ def test_close_step_parses_the_arguments_of_an_open_call() -> None:
     turn.feed(up.StepStarted(step=FunctionCallStep(id="c", name="f")))
     turn.feed(up.StepDelta(delta=d.ArgumentsDelta(arguments='{"q": "x"}')))
     assert turn.close_step() == [StepStop(index=0)]
-    assert turn.steps[0].arguments == {"q": "x"}  # type: ignore[attr-defined]
+    assert arguments_of(turn.steps[0]) == {"q": "x"}
 
 
 def test_final_status_rules() -> None:

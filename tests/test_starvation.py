@@ -9,12 +9,14 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
 from .support import TOPOLOGIES, new_key, running_stack
+
+T = TypeVar("T")
 
 PATH = "/v1beta/interactions"
 #: not the default (65,536), so that the test shows the setting reaches the models
@@ -68,7 +70,7 @@ class Prober:
             pass  # timed below, as what it is: a request that did not answer in time
         self.timings.append((started, time.monotonic() - started))
 
-    def run_while(self, large: Future[Any], within: float) -> None:
+    def run_while(self, large: Future[T], within: float) -> None:
         deadline = time.monotonic() + within
         while not large.done() and time.monotonic() < deadline:
             self.probe()
@@ -77,9 +79,9 @@ class Prober:
             time.sleep(0.02)
 
 
-def in_thread(call: Callable[[], Any]) -> Future[Any]:
+def in_thread(call: Callable[[], T]) -> Future[T]:
     """`call` in a daemon thread: a test that fails does not wait for it (the stack's stop ends it)."""
-    future: Future[Any] = Future()
+    future: Future[T] = Future()
 
     def target() -> None:
         try:
@@ -91,7 +93,7 @@ def in_thread(call: Callable[[], Any]) -> Future[Any]:
     return future
 
 
-def with_prober(base_url: str, large: Callable[[], Any]) -> Any:
+def with_prober(base_url: str, large: Callable[[], T]) -> T:
     """Run `large` while probing; return its result once every probe made meanwhile was prompt."""
     prober = Prober(base_url)
     with prober.client:
