@@ -1,8 +1,8 @@
 """Bad input against the real server: API-shaped errors naming the field, nothing stored, never a 5xx;
 unknown-field warnings; `store=false` writes nothing; routing and query-flag edge cases."""
 
-# The server runs in other processes: a blocking httpx call inside an async test (async only to use the
-# `redis` fixture) blocks nothing that matters.
+# The server runs on its own loop in another thread (tests/inproc.py: ThreadedApp): a blocking httpx call
+# inside an async test (async only to use the `redis` fixture) blocks nothing that matters.
 # ruff: noqa: ASYNC212
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import pytest
 import redis.asyncio as aioredis
 from google import genai
 from google.genai import _interactions as sdk_errors
+from google.genai.interactions import InteractionCompletedEvent
 
+from .replies import all_events, id_of, interaction, streamed_text
 from .support import tenant_keys
 
 PATH = "/v1beta/interactions"
@@ -348,7 +350,7 @@ def test_warnings_on_a_background_create_and_a_stateless_one(http: httpx.Client)
 
 
 def test_unknown_fields_via_sdk_extra_body(client: genai.Client) -> None:
-    reply = client.interactions.create(model="echo", input="hi", extra_body={"future_field": 1})
+    reply = interaction(client.interactions.create(model="echo", input="hi", extra_body={"future_field": 1}))
     assert reply.status == "completed"
     assert reply.output_text == "hi"
 
@@ -360,7 +362,7 @@ def test_unknown_fields_via_sdk_extra_body(client: genai.Client) -> None:
 async def test_store_false_writes_nothing_and_returns_no_id(
     client: genai.Client, redis: aioredis.Redis, tenant: str
 ) -> None:
-    reply = client.interactions.create(model="echo", input="Nothing to keep", store=False)
+    reply = interaction(client.interactions.create(model="echo", input="Nothing to keep", store=False))
     assert reply.status == "completed"
     assert reply.output_text == "Nothing to keep"
     assert reply.id in ("", None)
@@ -372,15 +374,15 @@ async def test_store_false_writes_nothing_and_returns_no_id(
 async def test_store_false_stream_writes_nothing(
     client: genai.Client, redis: aioredis.Redis, tenant: str
 ) -> None:
-    events = list(
+    events = all_events(
         client.interactions.create(model="echo", input="stream me please", store=False, stream=True)
     )
     kinds = [e.event_type for e in events]
     assert kinds[0] == "interaction.created" and kinds[-1] == "interaction.completed"
-    completed = events[-1].interaction  # type: ignore[union-attr]
-    assert completed.id in ("", None)
-    text = "".join(e.delta.text for e in events if e.event_type == "step.delta")  # type: ignore[union-attr]
-    assert text == "stream me please"
+    completed = events[-1]
+    assert isinstance(completed, InteractionCompletedEvent)
+    assert completed.interaction.id in ("", None)
+    assert streamed_text(events) == "stream me please"
     assert await tenant_keys(redis, tenant) == []
 
 
@@ -462,8 +464,8 @@ async def test_bad_query_flags_are_400(http: httpx.Client, redis: aioredis.Redis
 
 
 def test_sdk_get_sends_stream_false(client: genai.Client) -> None:
-    created = client.interactions.create(model="echo", input="hello")
-    got = client.interactions.get(created.id)
+    created = interaction(client.interactions.create(model="echo", input="hello"))
+    got = client.interactions.get(id_of(created))
     assert got.id == created.id and got.output_text == "hello"
 
 

@@ -1,9 +1,10 @@
 """Configuration mistakes are one clear line: `settings.load()` unit tests, then the product as started.
 
-The unit tests call `load()` with temporary files and an explicit environment. The end-to-end ones run
+The unit tests call `load()` with temporary files and an explicit environment. Requests to a model whose
+key variable is unset go to the app in this process (tests/inproc.py). The end-to-end ones run
 `python -m server` with a bad file or variable and expect what a user should see: exit status 2, one
-line on stderr naming the file (or variable) and the field, no traceback, and nothing left running. The
-last ones route requests to a model whose key variable is unset.
+line on stderr naming the file (or variable) and the field, no traceback, and nothing left running; and
+the warning a start prints for a route whose key is unset.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from server.upstream.routing import BACKEND_KINDS, BUILTIN_MODELS, Router, Unkey
 from tests.fakes.http import FakeServer
 from tests.fakes.openai import openai_text_script
 
-from .support import ROOT, new_key, running_stack
+from .inproc import serving
+from .support import ROOT, new_key
 from .upstream.helpers import request, user
 
 # ---------------------------------------------------------------------------------------------------------
@@ -400,19 +402,32 @@ base_url = "{url}/v1"
 
 
 async def test_a_request_to_an_unkeyed_route_names_the_variable(tmp_path: Path) -> None:
+    """The app in this process (tests/inproc.py), with the fake upstream on the same loop."""
     var = f"IX_TEST_UNSET_KEY_{uuid.uuid4().hex[:8].upper()}"
     assert var not in os.environ
     async with FakeServer() as fake:
         models = MODELS_TO_FAKE.format(url=fake.base_url, var=var)
-        # starting and stopping the stack block this loop, which is fine: no upstream call happens then
-        with running_stack(tmp_path, models=models, workers=1) as stack:
-            proc, url = stack.servers[0]
+        async with serving(tmp_path, models=models) as app:
             headers = {"x-goog-api-key": new_key()}
-            async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as client:
+            async with httpx.AsyncClient(base_url=app.url, headers=headers, timeout=30) as client:
                 await _unkeyed_requests(client, fake, var)
-            # the start names the route and the variable (python -m server prints settings.warnings)
-            log = proc.log()
-            assert any(var in line and '"gpt-*"' in line for line in log.splitlines()), log
+
+
+def test_the_start_names_an_unkeyed_route(tmp_path: Path, start_env: dict[str, str]) -> None:
+    """`python -m server` says which route lacks its key, and which variable to set, as it starts (here it
+    then finds its port taken and exits)."""
+    var = f"IX_TEST_UNSET_KEY_{uuid.uuid4().hex[:8].upper()}"
+    models = write(tmp_path, "models.toml", MODELS_TO_FAKE.format(url="http://127.0.0.1:9", var=var))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", int(start_env["PORT"])))
+        taken.listen()
+        status, stdout, stderr = run_server({**start_env, "IX_MODELS": str(models)})
+    assert status == 1, (status, stdout, stderr)
+    warnings = [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, stderr
+    assert var in warnings[0] and '"gpt-*"' in warnings[0], warnings
+    assert "local-*" not in stderr  # a route without api_key_env needs no key
+    assert redis_servers_in(start_env["IX_DATA_DIR"]) == []
 
 
 async def _unkeyed_requests(client: httpx.AsyncClient, fake: FakeServer, var: str) -> None:

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import httpx
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no stubs in the environment
 import pytest
 from openapi_spec_validator import validate
 

@@ -1,8 +1,8 @@
 """Tenancy and retention: API keys and tenants, isolation between tenants, TTLs, delete, the probes, the
 OpenAPI document, the Vertex path segment, and the configured "keys" auth mode (its own server)."""
 
-# The server runs in other processes: a blocking httpx call inside an async test (async only to use the
-# `redis` fixture) blocks nothing that matters.
+# The server runs on its own loop in another thread (tests/inproc.py: ThreadedApp): a blocking httpx call
+# inside an async test (async only to use the `redis` fixture) blocks nothing that matters.
 # ruff: noqa: ASYNC210, ASYNC212
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import httpx
 import pytest
@@ -20,7 +20,9 @@ from google import genai
 from google.genai import _interactions as sdk_errors
 from redis import Redis as SyncRedis
 
-from .support import Stack, new_key, running_stack, sdk, tenant_keys, tenant_of
+from .inproc import ThreadedApp, threaded
+from .replies import id_of, interaction
+from .support import new_key, sdk, tenant_keys, tenant_of
 
 PATH = "/v1beta/interactions"
 TTL_MS = 55 * 24 * 3600 * 1000
@@ -129,8 +131,8 @@ async def test_the_three_ways_to_send_a_key_map_to_one_tenant(
 
 
 def test_sdk_key_is_the_same_tenant_as_the_header(client: genai.Client, http: httpx.Client) -> None:
-    made = client.interactions.create(model="echo", input="from the sdk")
-    assert http.get(f"{PATH}/{made.id}").json()["id"] == made.id
+    made = id_of(interaction(client.interactions.create(model="echo", input="from the sdk")))
+    assert http.get(f"{PATH}/{made}").json()["id"] == made
 
 
 def test_x_goog_api_key_wins_over_authorization(base_url: str, api_key: str, http: httpx.Client) -> None:
@@ -141,8 +143,22 @@ def test_x_goog_api_key_wins_over_authorization(base_url: str, api_key: str, htt
     assert http.get(f"{PATH}/{response.json()['id']}").status_code == 200
 
 
-async def dump(redis: aioredis.Redis, key: bytes) -> bytes:
+class Reads(Protocol):
+    """The reads of `dump`, typed as the asyncio client answers them (redis-py types each command as "an
+    awaitable or a value", for its sync and asyncio clients at once)."""
+
+    async def type(self, name: bytes) -> bytes: ...
+    async def get(self, name: bytes) -> bytes | None: ...
+    async def hgetall(self, name: bytes) -> dict[bytes, bytes]: ...
+    async def lrange(self, name: bytes, start: int, end: int) -> list[bytes]: ...
+    async def smembers(self, name: bytes) -> set[bytes]: ...
+    async def zrange(self, name: bytes, start: int, end: int) -> list[bytes]: ...
+    async def xrange(self, name: bytes) -> list[tuple[bytes, dict[bytes, bytes]]]: ...
+
+
+async def dump(client: aioredis.Redis, key: bytes) -> bytes:
     """Every byte stored under a key, whatever its type."""
+    redis = cast(Reads, client)
     kind = (await redis.type(key)).decode()
     parts: list[Any]
     if kind == "string":
@@ -227,15 +243,15 @@ def test_another_tenant_cannot_cancel_or_delete_a_running_interaction(
 
 
 def test_another_tenant_with_the_sdk(base_url: str, client: genai.Client) -> None:
-    mine = client.interactions.create(model="echo", input="hello")
+    mine = id_of(interaction(client.interactions.create(model="echo", input="hello")))
     stranger = sdk(base_url, new_key())
     with pytest.raises(sdk_errors.NotFoundError):
-        stranger.interactions.get(mine.id)
+        stranger.interactions.get(mine)
     with pytest.raises(sdk_errors.NotFoundError):
-        stranger.interactions.delete(mine.id)
+        stranger.interactions.delete(mine)
     with pytest.raises(sdk_errors.NotFoundError):
-        stranger.interactions.create(model="echo", input="x", previous_interaction_id=mine.id)
-    assert client.interactions.get(mine.id).output_text == "hello"
+        stranger.interactions.create(model="echo", input="x", previous_interaction_id=mine)
+    assert client.interactions.get(mine).output_text == "hello"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -268,8 +284,8 @@ async def test_a_child_extends_its_ancestors(http: httpx.Client, redis: aioredis
     middle = create(http, "two", previous_interaction_id=head["id"])
     unrelated = create(http, "elsewhere")
     prefix = f"ix:{{{tenant}}}:"
-    for interaction in (head, middle, unrelated):
-        assert await redis.pexpire(prefix + interaction["id"], 60_000)
+    for made in (head, middle, unrelated):
+        assert await redis.pexpire(prefix + made["id"], 60_000)
     assert await redis.pttl(prefix + head["id"]) <= 60_000
 
     create(http, "three", previous_interaction_id=middle["id"])
@@ -319,18 +335,20 @@ async def test_delete(http: httpx.Client, redis: aioredis.Redis, tenant: str) ->
 
 
 def test_delete_with_the_sdk(client: genai.Client) -> None:
-    head = client.interactions.create(model="echo", input="first")
-    child = client.interactions.create(model="echo", input="second", previous_interaction_id=head.id)
-    assert client.interactions.delete(head.id) is None
+    head = id_of(interaction(client.interactions.create(model="echo", input="first")))
+    child = id_of(
+        interaction(client.interactions.create(model="echo", input="second", previous_interaction_id=head))
+    )
+    assert client.interactions.delete(head) is None
     with pytest.raises(sdk_errors.NotFoundError) as info:
-        client.interactions.get(head.id)
-    assert head.id in str(info.value)
+        client.interactions.get(head)
+    assert head in str(info.value)
     # continuing from the child walks to the deleted head: the missing id is named
     with pytest.raises(sdk_errors.NotFoundError) as info:
-        client.interactions.create(model="echo", input="third", previous_interaction_id=child.id)
-    assert head.id in str(info.value)
+        client.interactions.create(model="echo", input="third", previous_interaction_id=child)
+    assert head in str(info.value)
     # the child itself is still readable
-    assert client.interactions.get(child.id).output_text == "second"
+    assert client.interactions.get(child).output_text == "second"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -397,14 +415,15 @@ def sha256(value: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def keys_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, str]]:
+def keys_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
+    """The app in this process, configured with two listed keys."""
     config = {"auth": {"mode": "keys", "keys": {sha256(KEY_A): "team-a", sha256(KEY_B).upper(): "team-b"}}}
-    with running_stack(Path(tmp_path_factory.mktemp("keys-mode")), config=config) as stack:
-        yield stack, stack.servers[0][1]
+    with threaded(Path(tmp_path_factory.mktemp("keys-mode")), config=config) as app:
+        yield app
 
 
-def test_keys_mode(keys_stack: tuple[Stack, str]) -> None:
-    stack, url = keys_stack
+def test_keys_mode(keys_app: ThreadedApp) -> None:
+    url = keys_app.url
     body = {"model": "echo", "input": "hi team"}
     with httpx.Client(base_url=url, timeout=30) as anonymous:
         made = anonymous.post(PATH, json=body, headers={"x-goog-api-key": KEY_A})
@@ -423,7 +442,7 @@ def test_keys_mode(keys_stack: tuple[Stack, str]) -> None:
         assert_error(anonymous.post(PATH, json=body), 401)
         assert anonymous.get("/healthz").status_code == 200
 
-    redis = SyncRedis.from_url(stack.redis_url)
+    redis = SyncRedis.from_url(keys_app.redis_url)
     try:
         team_a = list(redis.scan_iter(match="ix:{team-a}:*"))
         assert [k.decode() for k in team_a] == [f"ix:{{team-a}}:{made.json()['id']}"]
@@ -431,35 +450,34 @@ def test_keys_mode(keys_stack: tuple[Stack, str]) -> None:
         for key in redis.scan_iter():
             assert KEY_A.encode() not in key and KEY_B.encode() not in key
             if redis.type(key) == b"hash":
-                values = redis.hgetall(key)
+                values = cast(dict[bytes, bytes], redis.hgetall(key))
                 assert not any(KEY_A.encode() in v or KEY_B.encode() in v for v in values.values())
     finally:
         redis.close()
 
 
-def test_keys_mode_with_the_sdk(keys_stack: tuple[Stack, str]) -> None:
-    _, url = keys_stack
-    listed, unlisted = sdk(url, KEY_A), sdk(url, "unlisted")
-    reply = listed.interactions.create(model="echo", input="sdk in keys mode")
+def test_keys_mode_with_the_sdk(keys_app: ThreadedApp) -> None:
+    listed, unlisted = sdk(keys_app.url, KEY_A), sdk(keys_app.url, "unlisted")
+    reply = interaction(listed.interactions.create(model="echo", input="sdk in keys mode"))
     assert reply.output_text == "sdk in keys mode"
-    assert listed.interactions.get(reply.id).output_text == "sdk in keys mode"
+    assert listed.interactions.get(id_of(reply)).output_text == "sdk in keys mode"
     with pytest.raises(sdk_errors.AuthenticationError):
         unlisted.interactions.create(model="echo", input="x")
 
 
 @pytest.fixture(scope="module")
-def short_ttl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Interactions that live 4 s, so that time really passes on a chain."""
-    with running_stack(Path(tmp_path_factory.mktemp("ttl")), config={"store": {"ttl_seconds": 4}}) as stack:
-        yield stack
+def short_ttl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
+    """Interactions that live 2 s, so that time really passes on a chain."""
+    with threaded(Path(tmp_path_factory.mktemp("ttl")), config={"store": {"ttl_seconds": 2}}) as app:
+        yield app
 
 
-def test_a_live_chain_never_loses_its_head(short_ttl: Stack) -> None:
-    url = short_ttl.servers[0][1]
+def test_a_live_chain_never_loses_its_head(short_ttl: ThreadedApp) -> None:
+    url = short_ttl.url
     with httpx.Client(base_url=url, headers={"x-goog-api-key": new_key()}, timeout=30) as client:
         turns = [create(client, "turn 0")]
-        for i in range(1, 6):  # 7.5 s: the head's own TTL ran out long ago
-            time.sleep(1.5)
+        for i in range(1, 6):  # 3.75 s: the head's own TTL ran out long ago
+            time.sleep(0.75)
             turns.append(create(client, f"turn {i}", previous_interaction_id=turns[-1]["id"]))
         for turn in turns:
             got = client.get(f"{PATH}/{turn['id']}", params={"stream": "false"})
