@@ -75,10 +75,14 @@ def merged(
 
 
 class Process:
-    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], log_path: Path, stop_seconds: float = 15.0
+    ) -> None:
         self.args = args
         self.env = env
         self.log_path = log_path
+        #: how long a SIGTERM may take before the process is killed
+        self.stop_seconds = stop_seconds
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -112,11 +116,13 @@ class Process:
         with _suppress():
             os.killpg(self.proc.pid, signal.SIGTERM)
         try:
-            self.proc.wait(timeout=15)
+            self.proc.wait(timeout=self.stop_seconds)
         except subprocess.TimeoutExpired:
             with _suppress():
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+            with self.log_path.open("a") as log:
+                log.write(f"[tests] no exit within {self.stop_seconds:g} s of SIGTERM: killed\n")
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -175,7 +181,8 @@ class Stack:
             port = free_port() if topology.transport == "tcp" else None
             self.redis = RedisProcess(workdir / "redis", port=port, appendonly=True)
         self.config_path = workdir / "server.toml"
-        self.config_path.write_text(toml_of(merged(TEST_CONFIG, config)))
+        self.config = merged(TEST_CONFIG, config)
+        self.config_path.write_text(toml_of(self.config))
         self.models_path = workdir / "models.toml"
         self.models_path.write_text(models)
         self.servers: list[tuple[Process, str]] = []
@@ -227,8 +234,13 @@ class Stack:
 
     def start_worker(self, **env: str) -> Process:
         index = len(self.workers)
+        # a worker stops once its running jobs had their grace (and settled or went back to the queue)
+        stop_seconds = float(self.config["worker"]["shutdown_grace_seconds"]) + 5.0
         proc = Process(
-            [sys.executable, "-m", "workers"], self.env(**env), self.workdir / f"worker-{index}.log"
+            [sys.executable, "-m", "workers"],
+            self.env(**env),
+            self.workdir / f"worker-{index}.log",
+            stop_seconds,
         )
         proc.start()
         self.workers.append(proc)

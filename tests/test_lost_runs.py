@@ -26,6 +26,8 @@ from .support import Stack, new_key, running_stack, tenant_of
 from .waiting import until
 
 WORDS = " ".join(f"w{i}" for i in range(80))  # 4 s of echo-slow
+#: this module's lease: a lost run is seen within about this long (TEST_CONFIG's is 2 s)
+LEASE = 1.5
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +46,16 @@ def lost(fake: FakeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """One web process, workers the tests start and kill; `slow-*` is a fake upstream that waits 3 s
     before its first token."""
     models = f'[[models]]\nmatch = "slow-*"\nbackend = "openai"\nbase_url = "{fake.base_url}/v1"\n'
-    config = {"runner": {"max_attempts": 2}}
+    config = {
+        "runner": {
+            "max_attempts": 2,
+            "lease_seconds": LEASE,
+            "heartbeat_seconds": 0.3,
+            "reaper_interval_seconds": 0.1,
+        },
+        # a run longer than this outlives a SIGTERM's grace; a short one (0.3 s of echo-slow) does not
+        "worker": {"shutdown_grace_seconds": 1.5},
+    }
     with running_stack(Path(tmp_path_factory.mktemp("lost")), config=config, models=models) as stack:
         yield stack
 
@@ -196,7 +207,7 @@ def test_sigterm_finishes_short_runs_and_ends_long_ones_with_their_output(stack:
 
 
 def test_a_stalled_web_process_ends_its_stream_as_the_record_says(stack: Stack) -> None:
-    """The web process stops past its lease (2 s here); the worker's reaper fails the run; when the web
+    """The web process stops past its lease (LEASE); the worker's reaper fails the run; when the web
     process goes on, its client's stream ends with the record's error, holding the record's text."""
     url, key = stack.servers[0][1], new_key()
     stack.start_worker()
@@ -207,7 +218,7 @@ def test_a_stalled_web_process_ends_its_stream_as_the_record_says(stack: Stack) 
     interaction_id = follower.events[0]["interaction"]["id"]
     proc.signal(signal.SIGSTOP)
     try:
-        time.sleep(5)
+        time.sleep(2 * LEASE + 0.5)
     finally:
         proc.signal(signal.SIGCONT)
     follower.join()
