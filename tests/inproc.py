@@ -21,7 +21,6 @@ import contextlib
 import os
 import threading
 import time
-import warnings
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,7 +30,6 @@ from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.server.embed import Server
 from litestar import Litestar
-from litestar.exceptions import LitestarDeprecationWarning
 
 from server import settings as settings_module
 from server.api.state import AppState
@@ -83,17 +81,8 @@ async def disconnect(store: Store) -> None:
     await store.blocking.connection_pool.disconnect()
 
 
-#: warnings `create_app` is known to raise, which the suite (warnings are errors) lets through here only:
-#: server/api/docs.py declares its `name` path parameter in a style litestar deprecates
-KNOWN_APP_WARNINGS = [r".*path parameter 'name' declared using deprecated inferred style"]
-
-
 def build_app(settings: Settings) -> Litestar:
-    """`create_app(settings)`, with the known warnings of its construction (above) let through."""
-    with warnings.catch_warnings():
-        for message in KNOWN_APP_WARNINGS:
-            warnings.filterwarnings("ignore", message=message, category=LitestarDeprecationWarning)
-        return create_app(settings)
+    return create_app(settings)
 
 
 class InProcess:

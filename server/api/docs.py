@@ -10,6 +10,7 @@ import functools
 from pathlib import Path
 
 from litestar import Response, get
+from litestar.params import FromPath
 
 from .errors import ApiError
 
@@ -92,7 +93,7 @@ async def page() -> Response[bytes]:
 
 
 @get(ASSET_PREFIX + "{name:str}")
-async def asset(name: str) -> Response[bytes]:
+async def asset(name: FromPath[str]) -> Response[bytes]:
     found = _asset(name)
     if found is None:
         raise ApiError(404, f"No documentation asset {name!r}")
