@@ -37,7 +37,8 @@ TEST_CONFIG: dict[str, dict[str, Any]] = {
         "cancel_ack_timeout_seconds": 2.0,
         "keepalive_seconds": 2.0,
     },
-    "worker": {"poll_delay_ms": 5, "shutdown_grace_seconds": 3.0},
+    # the worker's wait for a wake-up as shipped (2 s): a queued job must wake it, not a quick poll
+    "worker": {"shutdown_grace_seconds": 3.0},
     "upstream_retry": {"attempts": 3, "backoff_initial_seconds": 0.05, "backoff_max_seconds": 0.2},
     "echo": {"slow_word_delay_ms": 50},
 }

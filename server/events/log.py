@@ -38,6 +38,8 @@ class Replay(msgspec.Struct, kw_only=True):
     interaction_id: str
     after: int
     follow: bool
+    #: nothing will come after `after`
+    ended: bool = False
 
 
 class EventLog:
@@ -62,7 +64,9 @@ class EventLog:
                     "interaction's log",
                     "last_event_id",
                 )
-            return Replay(tenant=tenant, interaction_id=interaction_id, after=after, follow=True)
+            # a client that saw the terminal event and resumes after it gets an empty stream at once
+            ended = record.status in lifecycle.FINISHED and after >= record.seq
+            return Replay(tenant=tenant, interaction_id=interaction_id, after=after, follow=True, ended=ended)
         if after and (
             kind != sse.REBUILT or (record.status in lifecycle.FINISHED and after > len(synthesize(record)))
         ):
@@ -76,6 +80,8 @@ class EventLog:
     async def frames(self, replay: Replay) -> AsyncIterator[bytes]:
         """The stream's frames; it always ends with a terminal event, an `error` one if Redis is lost
         (the client resumes from its last event id once Redis is back)."""
+        if replay.ended:
+            return
         try:
             if replay.follow:
                 async for chunk in self._follow(replay):
@@ -96,10 +102,11 @@ class EventLog:
             after, frames = await self.store.log.follow(tenant, interaction_id, after, block_ms)
             if not frames:
                 status = await self.store.interactions.status(tenant, interaction_id)
-                if status is None or (
-                    status in lifecycle.FINISHED and not await self.store.log.exists(tenant, interaction_id)
-                ):
-                    yield _gone(interaction_id)
+                if status is None or status in lifecycle.FINISHED:
+                    # a finished run's end is in its log with its status (finish.lua): nothing more will
+                    # come; the log gone meanwhile (deleted, expired) is said
+                    if not await self.store.log.exists(tenant, interaction_id):
+                        yield _gone(interaction_id)
                     return
                 yield sse.KEEPALIVE
                 continue

@@ -167,5 +167,12 @@ async def check(url: str, attempts: int = 3) -> None:
     try:
         await ping(target, *clients, attempts=attempts)
     finally:
-        for client in clients:
-            await client.aclose()
+        await close(*clients)
+
+
+async def close(*clients: Redis) -> None:
+    """Close clients and their pools: a client given a pool of its own (as `build` makes them) leaves
+    the pool open on `aclose`, and its connections would stay until collected."""
+    for client in clients:
+        await client.aclose()
+        await client.connection_pool.disconnect()

@@ -63,8 +63,7 @@ class Store:
         try:
             await connection.ping(target, redis, blocking)
         except BaseException:
-            await blocking.aclose()
-            await redis.aclose()
+            await connection.close(blocking, redis)
             raise
         return cls(settings, redis, blocking)
 
@@ -90,5 +89,4 @@ class Store:
         return None
 
     async def close(self) -> None:
-        await self.blocking.aclose()
-        await self.redis.aclose()
+        await connection.close(self.blocking, self.redis)

@@ -47,12 +47,6 @@ async def test_a_resume_gets_the_events_after_the_last_one_seen(
         assert resumed == events[seen:]
 
 
-@pytest.mark.xfail(
-    reason="server bug: server/events/log.py `_follow` answers a finished interaction whose log holds "
-    "nothing after `last_event_id` with keep-alives for ever, instead of ending the stream",
-    raises=TimeoutError,
-    strict=True,
-)
 async def test_a_resume_after_the_last_event_ends_at_once(
     runtime: Runtime, scripted: ScriptedBackend
 ) -> None:

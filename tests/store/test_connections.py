@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 import redis.asyncio as aioredis
 
 from server import settings as settings_module
@@ -12,11 +11,6 @@ from server.launch.redis_process import RedisProcess
 from server.store.store import Store
 
 
-@pytest.mark.xfail(
-    reason="server bug: Store.close() calls aclose() on clients built over pools of their own "
-    "(store/connection.py: build), which redis-py leaves open: the connections stay until collected",
-    strict=True,
-)
 async def test_close_closes_every_connection(private_redis: RedisProcess) -> None:
     observer = aioredis.Redis.from_url(private_redis.url)
     try:
