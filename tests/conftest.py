@@ -22,9 +22,19 @@ from server.launch.redis_process import RedisProcess, free_port
 from server.runner.handle import DISCONNECTED
 from server.runtime import Runtime
 
-from .inproc import ThreadedApp, disconnect, threaded, write_settings
+from .inproc import ThreadedApp, threaded, write_settings
 from .runner.harness import ScriptedBackend
-from .support import TOPOLOGIES, Stack, close_clients, new_key, running_stack, sdk, tenant_of
+from .support import (
+    TOPOLOGIES,
+    Stack,
+    StackSpec,
+    close_clients,
+    new_key,
+    running_stacks,
+    sdk,
+    start_own_redis,
+    tenant_of,
+)
 
 
 class Served(Protocol):
@@ -45,7 +55,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 class Stacks:
-    """The shared stacks, one per topology, each started on first use and kept for the session."""
+    """The shared stacks, one per topology, all started side by side on first use and kept for the
+    session."""
 
     def __init__(self, tmp: pytest.TempPathFactory) -> None:
         self.tmp = tmp
@@ -53,13 +64,17 @@ class Stacks:
         self.exits = contextlib.ExitStack()
 
     def get(self, name: str) -> Stack:
-        if name not in self.started:
-            topology = TOPOLOGIES[name]
-            workers = 0 if topology.embedded_worker else 1
-            workdir = Path(self.tmp.mktemp(f"stack-{name}"))
-            self.started[name] = self.exits.enter_context(
-                running_stack(workdir, workers=workers, topology=topology)
-            )
+        if not self.started:
+            specs = [
+                StackSpec(
+                    Path(self.tmp.mktemp(f"stack-{each}")),
+                    workers=0 if topology.embedded_worker else 1,
+                    topology=topology,
+                )
+                for each, topology in TOPOLOGIES.items()
+            ]
+            stacks = self.exits.enter_context(running_stacks(specs))
+            self.started = dict(zip(TOPOLOGIES, stacks, strict=True))
         return self.started[name]
 
 
@@ -166,7 +181,7 @@ RUNTIME_CONFIG: dict[str, dict[str, float | int]] = {
 def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
     """A redis-server of the in-process tests below the API (started once, flushed by each test)."""
     process = RedisProcess(Path(tmp_path_factory.mktemp("private-redis")), port=free_port(), appendonly=False)
-    process.start()
+    start_own_redis(process)
     try:
         yield process
     finally:
@@ -196,4 +211,3 @@ async def runtime(
     finally:
         await opened.registry.stop_all(DISCONNECTED, grace=2.0)
         await opened.close()
-        await disconnect(opened.store)

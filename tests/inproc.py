@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import uvloop
 from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.server.embed import Server
@@ -36,10 +37,9 @@ from server.api.state import AppState
 from server.app import create_app
 from server.launch.redis_process import RedisProcess, free_port
 from server.settings import Settings
-from server.store.store import Store
 from server.upstream.base import Backend
 
-from .support import TEST_CONFIG, merged, toml_of
+from .support import TEST_CONFIG, merged, start_own_redis, toml_of
 
 T = TypeVar("T")
 
@@ -68,17 +68,6 @@ def write_settings(
         **(env or {}),
     }
     return settings_module.load(environ)
-
-
-async def disconnect(store: Store) -> None:
-    """Close the connections of a closed store's pools.
-
-    `Store.close()` leaves them open (server/store/store.py: `aclose()` does not close a pool handed to the
-    client, and store/connection.py builds both clients so): in a process of its own they end with it, in
-    the test process they would be closed when collected, each with a ResourceWarning, which this suite
-    makes an error. tests/store/test_connections.py holds the bug."""
-    await store.redis.connection_pool.disconnect()
-    await store.blocking.connection_pool.disconnect()
 
 
 def build_app(settings: Settings) -> Litestar:
@@ -132,7 +121,7 @@ class InProcess:
 
     async def start(self) -> None:
         # a second or so of blocking at most, before anything of this loop serves
-        self.redis.start()
+        start_own_redis(self.redis)
         self._serving = asyncio.create_task(self.server.serve())
         try:
             await self._until_ready()
@@ -161,11 +150,8 @@ class InProcess:
         """Stop serving (the lifespan's end settles this process's runs), then the Redis."""
         try:
             if self._serving is not None and not self._serving.done():
-                started = hasattr(self.app.state, "ix")
                 self.server.stop()  # type: ignore[no-untyped-call]  # granian's embed is untyped
                 await asyncio.wait_for(self._serving, timeout=30)
-                if started:
-                    await disconnect(self.state.creator.store)
         finally:
             self._serving = None
             self.redis.stop()
@@ -193,7 +179,8 @@ class ThreadedApp:
     """An InProcess app on an event loop of its own, in a daemon thread of the test process."""
 
     def __init__(self, workdir: Path, **options: Any) -> None:
-        self.loop = asyncio.new_event_loop()
+        # uvloop, as `python -m server` runs its web processes (granian's Loops.uvloop)
+        self.loop = uvloop.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="in-process-server", daemon=True)
         self.options = options
         self.workdir = workdir

@@ -21,6 +21,7 @@ import httpx
 import redis.asyncio as aioredis
 from google import genai
 from google.genai import types
+from redis import Redis as SyncRedis
 
 from server.launch.redis_process import RedisProcess, free_port
 
@@ -137,6 +138,33 @@ class _suppress:
         return True
 
 
+def start_own_redis(redis: RedisProcess, *, may_move: bool = True, attempts: int = 5) -> RedisProcess:
+    """Start a TCP `redis` and make sure the Redis answering on its port is that process.
+
+    RedisProcess.start takes any Redis that answers on its port for its own, and a port free_port() gave
+    out may be taken by another program (another test run's Redis, say) before redis-server binds it: its
+    redis-server then fails to start while the probe gets that program's PONG, and the tests would share a
+    stranger's Redis (and its workers). A taken port is replaced by a new one, unless `may_move` is false
+    (a restart, whose clients know the port)."""
+    for _ in range(attempts):
+        redis.start()
+        assert redis.process is not None
+        if _process_id(redis.url) == redis.process.pid:
+            return redis
+        redis.stop()
+        if not may_move:
+            break
+        redis.port = free_port()
+    raise RuntimeError(f"another program answers on {redis.url}: this test's Redis could not start there")
+
+
+def _process_id(url: str) -> int | None:
+    with SyncRedis.from_url(url, socket_timeout=5) as client:
+        info: dict[str, Any] = client.info("server")
+    pid = info.get("process_id")
+    return int(pid) if pid is not None else None
+
+
 class Topology(NamedTuple):
     """How the parts of a stack find each other: the ways the README starts the service."""
 
@@ -188,6 +216,7 @@ class Stack:
         self.models_path.write_text(models)
         self.servers: list[tuple[Process, str]] = []
         self.workers: list[Process] = []
+        self._redis_started = False
 
     @property
     def redis_url(self) -> str:
@@ -214,9 +243,17 @@ class Stack:
 
     def start_redis(self) -> None:
         if not self.topology.launched:
-            self.redis.start()
+            # the first start may move to another port; a restart keeps the one its clients know
+            start_own_redis(self.redis, may_move=not self._redis_started)
+            self._redis_started = True
 
     def start_server(self, **env: str) -> str:
+        proc, url = self.spawn_server(**env)
+        _wait_ready(url, proc, worker_needed=False)
+        return url
+
+    def spawn_server(self, **env: str) -> tuple[Process, str]:
+        """A web process started, not waited for (see start_server)."""
         assert not (self.topology.launched and self.servers), "one launched server per data directory"
         port = free_port()
         index = len(self.servers)
@@ -230,10 +267,15 @@ class Stack:
         url = f"http://127.0.0.1:{port}"
         # kept before it is ready, so that one that never gets ready is stopped with the stack
         self.servers.append((proc, url))
-        _wait_ready(url, proc, worker_needed=False)
-        return url
+        return proc, url
 
     def start_worker(self, **env: str) -> Process:
+        proc = self.spawn_worker(**env)
+        _wait_worker(proc)
+        return proc
+
+    def spawn_worker(self, **env: str) -> Process:
+        """A worker process started, not waited for (see start_worker)."""
         index = len(self.workers)
         # a worker stops once its running jobs had their grace (and settled or went back to the queue)
         stop_seconds = float(self.config["worker"]["shutdown_grace_seconds"]) + 5.0
@@ -245,13 +287,6 @@ class Stack:
         )
         proc.start()
         self.workers.append(proc)
-        deadline = time.monotonic() + 20
-        while "worker ready" not in proc.log():
-            if proc.proc is not None and proc.proc.poll() is not None:
-                raise RuntimeError("worker exited at start:\n" + proc.log())
-            if time.monotonic() > deadline:
-                raise RuntimeError("worker did not start:\n" + proc.log())
-            time.sleep(0.05)
         return proc
 
     def wait_ready(self) -> None:
@@ -271,6 +306,18 @@ class Stack:
         self.redis.stop()
 
 
+class StackSpec(NamedTuple):
+    """What running_stacks starts: a stack's configuration and processes."""
+
+    workdir: Path
+    config: dict[str, dict[str, Any]] | None = None
+    models: str = ""
+    servers: int = 1
+    workers: int = 0
+    env: dict[str, str] | None = None
+    topology: Topology = TOPOLOGIES["tcp-workers"]
+
+
 @contextlib.contextmanager
 def running_stack(
     workdir: Path,
@@ -283,18 +330,51 @@ def running_stack(
     topology: Topology = TOPOLOGIES["tcp-workers"],
 ) -> Iterator[Stack]:
     """A started stack (Redis, `servers` web and `workers` worker processes), stopped afterwards."""
-    stack = Stack(workdir, config=config, models=models, topology=topology)
-    stack.start_redis()
-    try:
-        for _ in range(servers):
-            stack.start_server(**(env or {}))
-        for _ in range(workers):
-            stack.start_worker(**(env or {}))
-        if workers or topology.embedded_worker:
-            stack.wait_ready()
+    with running_stacks([StackSpec(workdir, config, models, servers, workers, env, topology)]) as [stack]:
         yield stack
+
+
+@contextlib.contextmanager
+def running_stacks(specs: list[StackSpec]) -> Iterator[list[Stack]]:
+    """Several stacks started side by side (each process spends a second or so importing), stopped
+    afterwards. A launched server starts the Redis its workers find through its lock: they wait for it."""
+    stacks = [Stack(s.workdir, config=s.config, models=s.models, topology=s.topology) for s in specs]
+    try:
+        for stack in stacks:
+            stack.start_redis()
+        spawned = [
+            [stack.spawn_server(**(spec.env or {})) for _ in range(spec.servers)]
+            for stack, spec in zip(stacks, specs, strict=True)
+        ]
+        for stack, servers in zip(stacks, spawned, strict=True):
+            if stack.topology.launched:
+                for proc, url in servers:
+                    _wait_ready(url, proc, worker_needed=False)
+        workers = [
+            [stack.spawn_worker(**(spec.env or {})) for _ in range(spec.workers)]
+            for stack, spec in zip(stacks, specs, strict=True)
+        ]
+        for proc, url in [server for servers in spawned for server in servers]:
+            _wait_ready(url, proc, worker_needed=False)
+        for worker in [worker for started in workers for worker in started]:
+            _wait_worker(worker)
+        for stack, spec in zip(stacks, specs, strict=True):
+            if spec.workers or spec.topology.embedded_worker:
+                stack.wait_ready()
+        yield stacks
     finally:
-        stack.stop()
+        for stack in stacks:
+            stack.stop()
+
+
+def _wait_worker(proc: Process, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while "worker ready" not in proc.log():
+        if proc.proc is not None and proc.proc.poll() is not None:
+            raise RuntimeError("worker exited at start:\n" + proc.log())
+        if time.monotonic() > deadline:
+            raise RuntimeError("worker did not start:\n" + proc.log())
+        time.sleep(0.05)
 
 
 def _wait_ready(url: str, proc: Process, *, worker_needed: bool, timeout: float = 30) -> None:

@@ -17,7 +17,7 @@ from server.runner.reaper import LOST_SERVER
 from server.runtime import Runtime
 
 from ..conftest import RUNTIME_CONFIG
-from ..inproc import disconnect, write_settings
+from ..inproc import write_settings
 from ..waiting import until_async
 from .harness import Frames, ScriptedBackend, steps_text, stream_of
 
@@ -31,7 +31,6 @@ async def kill(process: Runtime) -> None:
         handle.task.cancel()  # no reason given: the runner re-raises and settles nothing
         await asyncio.gather(handle.task, return_exceptions=True)
     await process.close()
-    await disconnect(process.store)
 
 
 async def test_a_lost_foreground_run_fails_with_what_its_log_holds(

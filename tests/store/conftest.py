@@ -10,8 +10,6 @@ from server import settings as settings_module
 from server.launch.redis_process import RedisProcess
 from server.store.store import Store
 
-from ..inproc import disconnect
-
 
 @pytest.fixture
 async def store(private_redis: RedisProcess) -> AsyncIterator[Store]:
@@ -22,4 +20,3 @@ async def store(private_redis: RedisProcess) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.close()
-        await disconnect(opened)  # what close() leaves open (tests/store/test_connections.py)
