@@ -1,1 +1,1 @@
-"""HTTP: litestar handlers, authentication, error mapping and stream responses."""
+"""HTTP: litestar handlers, authentication, error mapping, request bodies and the OpenAPI document."""

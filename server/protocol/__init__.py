@@ -1,1 +1,2 @@
-"""Wire types of the Interactions API: pure msgspec Structs, no I/O."""
+"""Pure code, no I/O: the wire types (msgspec Structs), their codec, the lifecycle table, the views, SSE
+framing and the events rebuilt from a record."""

@@ -1,1 +1,1 @@
-"""Interactions in Redis: key names, Lua scripts and the repository."""
+"""Interactions in Redis: both clients (store.py), one repository per concern, key names, Lua scripts."""
