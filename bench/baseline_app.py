@@ -7,10 +7,10 @@
 - `POST /relay_once`: forward the body, await the upstream's whole reply, answer it: the ceiling for a
   non-streamed call through the same stack (the bare relay of scenario 8). No state, no parsing.
 - `/remote/relay` and `/remote/relay_once`: the same two, to the upstream in a process of its own
-  (bench/upstream_server.py), through the server's own upstream client (server/upstream/transport.py's
-  `UpstreamClient`: httpx's API over aiohttp's engine): the bare relay of scenario 8 uses the very client our
-  server uses, so that the ratio measures what the server adds to the call, not a choice of client. The two
-  in-process routes keep `httpx.AsyncClient`, the client of issue 6's runs of scenarios 5 and 6.
+  (bench/upstream_server.py), through the server's own upstream client (`UpstreamClient` of
+  server/upstream/transport.py, on server/upstream/http1/): the bare relay of scenario 8 uses the very client
+  our server uses, so that the ratio measures what the server adds to the call, not a choice of client.
+  The two in-process routes keep `httpx.AsyncClient`, the client of issue 6's runs of scenarios 5 and 6.
 - `GET /readyz`: a Redis PING.
 
 `python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES, BENCH_UPSTREAM_URL and
@@ -20,6 +20,7 @@ default).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
@@ -36,6 +37,7 @@ from litestar.response import Stream
 from redis.asyncio import Redis
 
 from server.settings import ModelRoute
+from server.upstream import http1
 from server.upstream.transport import UpstreamClient
 
 TTL_MS = 55 * 24 * 3600 * 1000
@@ -56,14 +58,18 @@ class State:
         self.remote = UpstreamClient(msgspec.convert({**route, "max_connections": 4000}, ModelRoute))
 
     async def send(self, request: Request[Any, Any, Any]) -> httpx.Response:
-        """POST the request's body to its upstream (the remote one under /remote/): the response, its body
-        not read yet."""
+        """POST the request's body to the in-process upstream: the response, its body not read yet."""
         body = await request.body()
-        headers = {"content-type": JSON}
-        if str(request.scope["path"]).startswith("/remote/"):
-            return await self.remote.send(self.remote.request(self.remote_upstream_url, headers, body))
-        upstream = self.http.build_request("POST", self.upstream_url, content=body, headers=headers)
+        upstream = self.http.build_request(
+            "POST", self.upstream_url, content=body, headers={"content-type": JSON}
+        )
         return await self.http.send(upstream, stream=True)
+
+    async def send_remote(self, request: Request[Any, Any, Any]) -> http1.Response:
+        """The same to the upstream process, through the server's own upstream client."""
+        body = await request.body()
+        deadline = asyncio.get_running_loop().time() + 300.0
+        return await self.remote.post(self.remote_upstream_url, {"content-type": JSON}, body, deadline)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -88,7 +94,7 @@ async def create(request: Request[Any, Any, Any]) -> Response[bytes]:
     return Response(content=content + b"}", media_type=JSON)
 
 
-@post(["/relay", "/remote/relay"], status_code=200)
+@post("/relay", status_code=200)
 async def relay(request: Request[Any, Any, Any]) -> Stream:
     response = await _state(request).send(request)
 
@@ -102,7 +108,21 @@ async def relay(request: Request[Any, Any, Any]) -> Stream:
     return Stream(chunks(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
-@post(["/relay_once", "/remote/relay_once"], status_code=200)
+@post("/remote/relay", status_code=200)
+async def remote_relay(request: Request[Any, Any, Any]) -> Stream:
+    response = await _state(request).send_remote(request)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            while (chunk := await response.chunk()) is not None:
+                yield chunk
+        finally:
+            response.close()
+
+    return Stream(chunks(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@post("/relay_once", status_code=200)
 async def relay_once(request: Request[Any, Any, Any]) -> Response[bytes]:
     upstream = await _state(request).send(request)
     try:
@@ -111,6 +131,14 @@ async def relay_once(request: Request[Any, Any, Any]) -> Response[bytes]:
         await upstream.aclose()
     media_type = upstream.headers.get("content-type", JSON)
     return Response(content=content, status_code=upstream.status_code, media_type=media_type)
+
+
+@post("/remote/relay_once", status_code=200)
+async def remote_relay_once(request: Request[Any, Any, Any]) -> Response[bytes]:
+    upstream = await _state(request).send_remote(request)
+    content = await upstream.read(2**31)
+    media_type = upstream.headers.get("content-type", JSON)
+    return Response(content=content, status_code=upstream.status, media_type=media_type)
 
 
 @get("/readyz")
@@ -138,7 +166,7 @@ def create_app() -> Litestar:
             await redis.aclose()
 
     return Litestar(
-        route_handlers=[create, relay, relay_once, readyz],
+        route_handlers=[create, relay, remote_relay, relay_once, remote_relay_once, readyz],
         lifespan=[lifespan],
         openapi_config=None,
         request_max_body_size=None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Callable
 
 from .events.log import EventLog
@@ -33,15 +32,9 @@ from .store.outage import Outage
 from .store.store import Store
 from .upstream.routing import Router
 
-#: libraries that log every request at INFO: a line per upstream call cost more CPU than the call's own
-#: bookkeeping (issue 12's profile: 14% of a web process); their failures reach us as exceptions anyway
-_CHATTY_LOGGERS = ("httpx", "httpcore")
-
 
 class Runtime:
     def __init__(self, settings: Settings, store: Store) -> None:
-        for name in _CHATTY_LOGGERS:
-            logging.getLogger(name).setLevel(logging.WARNING)
         self.settings = settings
         self.store = store
         self.outage = Outage()

@@ -45,6 +45,12 @@ class SSEDecoder:
     def _drain(self, *, final: bool) -> list[SSEMessage]:
         messages: list[SSEMessage] = []
         buffer = self._buffer
+        if "\r" not in buffer:
+            # what every provider sends: LF line ends, split in C rather than found one at a time
+            *lines, self._buffer = buffer.split("\n")
+            for line in lines:
+                self._line(line, messages)
+            return messages
         start = 0
         while True:
             cr = buffer.find("\r", start)

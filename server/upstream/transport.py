@@ -1,7 +1,8 @@
-"""The one I/O seam of the backends: a pooled transport per backend and a guarded streaming POST.
+"""The one I/O seam of the backends: a pooled HTTP client per backend and a guarded streaming POST.
 
-Everything provider-specific stays in the backend modules; this turns httpx failures into `UpstreamError`s
-that name the backend, and enforces the overall deadline without spanning the consumer's own awaits.
+Everything provider-specific stays in the backend modules; this turns HTTP failures into `UpstreamError`s
+that name the backend, and enforces the overall deadline inside the client's own waits (no timer spans the
+consumer's awaits, so a deadline never fires inside whatever the consumer is doing).
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ import email.utils
 import math
 import os
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 
-import httpx
 import msgspec
 
 from ..settings import ModelRoute
-from .aiohttp_transport import AiohttpTransport
+from . import http1
 from .base import UpstreamError, UpstreamEvent, UpstreamRequest
 from .stream import StreamDecoder
 
@@ -29,38 +29,31 @@ _MAX_URLS = 256
 
 
 class UpstreamClient:
-    """A backend's HTTP seam: an httpx transport (aiohttp's engine by default; `httpx.MockTransport` in a
-    test), called directly with the route's timeouts. httpx's client layer (auth, redirects, cookies) is
-    left out: nothing here uses it, and it cost a fifth of a call's CPU."""
+    """A backend's HTTP seam: its pool of connections (`upstream/http1/`) and the route's timeouts."""
 
-    def __init__(self, route: ModelRoute, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.transport = transport or AiohttpTransport(max_connections=route.max_connections)
-        # a default 5 s read timeout would kill thinking models that pause before their first token
-        self.timeout = {
-            "connect": route.connect_timeout_seconds,
-            "read": route.read_timeout_seconds,
-            "write": 10.0,
-            "pool": 5.0,
-        }
+    def __init__(self, route: ModelRoute) -> None:
+        self.http = http1.Client(max_connections=route.max_connections)
+        # a short read timeout would kill thinking models that pause before their first token
+        self.timeouts = http1.Timeouts(
+            connect=route.connect_timeout_seconds, read=route.read_timeout_seconds, pool=5.0
+        )
+        self._targets: dict[str, http1.Target] = {}
 
-        #: parsed URLs: httpx parses a URL string in pure Python, which cost more than the request's send
-        self._urls: dict[str, httpx.URL] = {}
-
-    def request(self, url: str, headers: dict[str, str], content: bytes) -> httpx.Request:
-        parsed = self._urls.get(url)
+    def target(self, url: str) -> http1.Target:
+        parsed = self._targets.get(url)
         if parsed is None:
-            if len(self._urls) >= _MAX_URLS:
-                self._urls.clear()
-            parsed = self._urls[url] = httpx.URL(url)
-        return httpx.Request("POST", parsed, headers=headers, content=content)
+            if len(self._targets) >= _MAX_URLS:
+                self._targets.clear()
+            parsed = self._targets[url] = http1.Target.parse(url)
+        return parsed
 
-    async def send(self, request: httpx.Request) -> httpx.Response:
-        """The response with its body not read yet (close it, or read it to its end)."""
-        request.extensions["timeout"] = self.timeout
-        return await self.transport.handle_async_request(request)
+    async def post(self, url: str, headers: dict[str, str], body: bytes, deadline: float) -> http1.Response:
+        """The response with its body not read yet (close it, or read it to its end); `deadline` is the
+        loop time by which the whole call must be over."""
+        return await self.http.post(self.target(url), headers, body, self.timeouts, deadline)
 
     async def aclose(self) -> None:
-        await self.transport.aclose()
+        await self.http.aclose()
 
 
 def api_key(route: ModelRoute) -> str | None:
@@ -90,51 +83,32 @@ async def post_stream(
 ) -> AsyncGenerator[bytes, None]:
     """POST `body` (a provider's wire Struct) and yield the response body as it arrives.
 
-    The deadline is checked around each of our own awaits only: an `asyncio.timeout` held across `yield`
-    would fire inside whatever the consumer is doing and look like a cancellation of it. Cancelling the
-    consumer while it waits on this generator exits `client.stream`, which closes the connection.
+    Closing the generator before the end (the consumer was cancelled: a cancel, a client gone) closes the
+    connection, so the upstream sees its client go and stops generating.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + deadline_seconds
-    request = client.request(url, {**headers, "content-type": "application/json"}, _encoder.encode(body))
+    deadline = asyncio.get_running_loop().time() + deadline_seconds
+    content = _encoder.encode(body)
     try:
-        async with contextlib.AsyncExitStack() as stack:
-            async with asyncio.timeout_at(deadline):
-                response = await client.send(request)
-                stack.push_async_callback(response.aclose)
-                if response.status_code >= 300:
-                    raw = await _read_limited(response)
-                    raise UpstreamError(
-                        backend,
-                        response.status_code,
-                        error_message(raw, response.reason_phrase),
-                        retry_after=retry_after(response.headers, raw),
-                    )
-            chunks = response.aiter_bytes()
-            while True:
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        chunk = await anext(chunks)
-                except StopAsyncIteration:
-                    return
+        response = await client.post(url, {**headers, "content-type": "application/json"}, content, deadline)
+        try:
+            if response.status >= 300:
+                raw = await response.read(ERROR_BODY_LIMIT)
+                message = error_message(raw, response.reason)
+                raise UpstreamError(
+                    backend, response.status, message, retry_after=retry_after(response.headers, raw)
+                )
+            while (chunk := await response.chunk()) is not None:
                 yield chunk
-    except TimeoutError:
+        finally:
+            response.close()
+    except http1.DeadlineExceeded:
         raise UpstreamError(
             backend, 0, f"no answer within the {deadline_seconds:g} s deadline", timeout=True
         ) from None
-    except httpx.TimeoutException as exc:
-        raise UpstreamError(backend, 0, f"timed out ({type(exc).__name__})", timeout=True) from None
-    except httpx.TransportError as exc:
-        raise UpstreamError(backend, 0, f"connection failed: {type(exc).__name__}: {exc}") from None
-
-
-async def _read_limited(response: httpx.Response) -> bytes:
-    body = b""
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) >= ERROR_BODY_LIMIT:
-            break
-    return body[:ERROR_BODY_LIMIT]
+    except http1.HttpError as exc:
+        if exc.timeout:
+            raise UpstreamError(backend, 0, f"timed out: {exc}", timeout=True) from None
+        raise UpstreamError(backend, 0, f"connection failed: {exc}") from None
 
 
 def error_message(raw: bytes, fallback: str = "") -> str:
@@ -167,9 +141,10 @@ def error_message(raw: bytes, fallback: str = "") -> str:
 _PROXY_PREFIXES = ("", "llm_provider-")
 
 
-def retry_after(headers: httpx.Headers, raw: bytes = b"") -> float | None:
+def retry_after(headers: Mapping[str, str], raw: bytes = b"") -> float | None:
     """Seconds to wait, from `retry-after-ms` (OpenAI's, as the Stainless SDKs read it), `Retry-After`
-    (seconds or an HTTP date), either as relayed by a proxy, or else Google's RetryInfo in the body."""
+    (seconds or an HTTP date), either as relayed by a proxy, or else Google's RetryInfo in the body.
+    `headers` is looked up by lower-case names (the client keeps them so)."""
     for prefix in _PROXY_PREFIXES:
         milliseconds = _number(headers.get(prefix + "retry-after-ms"))
         if milliseconds is not None:
@@ -225,11 +200,11 @@ class HTTPBackend:
     kind = "http"
     default_base_url = ""
 
-    def __init__(self, route: ModelRoute, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, route: ModelRoute) -> None:
         self.route = route
         self.name = self.kind
         self.base_url = route.base_url or self.default_base_url
-        self.client = UpstreamClient(route, transport)
+        self.client = UpstreamClient(route)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -1,0 +1,276 @@
+"""The pool of one backend's upstream connections, and the POST whose response it streams back."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import urllib.parse
+import zlib
+from dataclasses import dataclass
+
+import httpx
+
+from .connection import Connection
+from .errors import (
+    ConnectFailed,
+    ConnectionBroken,
+    ConnectTimedOut,
+    DeadlineExceeded,
+    PoolTimedOut,
+    ReadTimedOut,
+)
+
+USER_AGENT = "interaction-server"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A parsed URL: parsing is done once per URL (a backend calls a handful of them)."""
+
+    scheme: str
+    host: str
+    port: int
+    #: what the Host header and the request line carry
+    authority: str
+    path: str
+
+    @classmethod
+    def parse(cls, url: str) -> Target:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConnectFailed(f"cannot call {url!r}: only http:// and https:// URLs with a host")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError as exc:
+            raise ConnectFailed(f"cannot call {url!r}: {exc}") from None
+        authority = parts.netloc.rpartition("@")[2]
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return cls(parts.scheme, parts.hostname, port, authority, path)
+
+    @property
+    def origin(self) -> tuple[str, str, int]:
+        return (self.scheme, self.host, self.port)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float
+    #: the longest silence while a response is awaited or read
+    read: float
+    #: the longest wait for a free connection when the route's limit is reached
+    pool: float
+
+
+class Response:
+    """A response whose body is read chunk by chunk. `close()` it: read to its end, its connection goes
+    back to the pool; closed before, the connection is closed, which tells the upstream to stop."""
+
+    def __init__(self, client: Client, conn: Connection, timeouts: Timeouts, deadline: float) -> None:
+        self._client = client
+        self._conn: Connection | None = conn
+        self._read = timeouts.read
+        self._deadline = deadline
+        self.status = conn.status
+        self.reason = conn.reason
+        self.headers = conn.headers
+        self._decoder = _decoder(conn.headers.get("content-encoding", ""))
+
+    async def chunk(self) -> bytes | None:
+        """The next piece of the body as it came, or None at its end."""
+        conn = self._conn
+        if conn is None:
+            return None
+        until = _until(conn.loop, self._read, self._deadline)
+        try:
+            chunk = await conn.chunk(until)
+        except ReadTimedOut as exc:
+            raise _which(exc, until, self._deadline) from None
+        if self._decoder is None or chunk is None:
+            return chunk
+        return self._decoder.decompress(chunk)
+
+    async def read(self, limit: int) -> bytes:
+        """At most `limit` bytes of the body (an error's), then the response is closed."""
+        body = b""
+        try:
+            while len(body) < limit and (chunk := await self.chunk()) is not None:
+                body += chunk
+        finally:
+            self.close()
+        return body[:limit]
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._client.release(conn)
+
+
+def _until(loop: asyncio.AbstractEventLoop, read: float, deadline: float) -> float:
+    return min(loop.time() + read, deadline)
+
+
+def _which(timeout: ReadTimedOut, until: float, deadline: float) -> ReadTimedOut | DeadlineExceeded:
+    """A wait bounded by both the read timeout and the call's deadline ran out: which of the two it was."""
+    return DeadlineExceeded("the call's deadline passed") if until >= deadline else timeout
+
+
+def _decoder(encoding: str) -> zlib._Decompress | None:
+    """A compressed body (we ask for none, but a server may send one) is decoded as it streams."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib, told apart by the header
+    raise ConnectionBroken(f"the upstream answered in an unsupported content-encoding {encoding!r}")
+
+
+class Client:
+    """One backend's connections: at most `max_connections` in use at once; idle ones are kept for
+    `keepalive_seconds` and reused newest first (the warmest, and the least likely to have been closed by
+    the upstream's own idle timeout)."""
+
+    def __init__(self, *, max_connections: int, keepalive_seconds: float = 30.0) -> None:
+        self.keepalive_seconds = keepalive_seconds
+        self._slots = asyncio.Semaphore(max_connections)
+        self._idle: dict[tuple[str, str, int], list[Connection]] = {}
+        self._busy: set[Connection] = set()
+        self._tls: ssl.SSLContext | None = None
+        self._closed = False
+
+    async def post(
+        self, target: Target, headers: dict[str, str], body: bytes, timeouts: Timeouts, deadline: float
+    ) -> Response:
+        """Send the POST and wait for the response's head (`deadline`: the loop time the call ends by)."""
+        loop = asyncio.get_running_loop()
+        data = _head(target, headers, len(body)) + body
+        await self._take_slot(timeouts.pool)
+        try:
+            conn = await self._send(loop, target, data, timeouts, deadline)
+        except BaseException:
+            self._slots.release()
+            raise
+        return Response(self, conn, timeouts, deadline)
+
+    async def _send(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        target: Target,
+        data: bytes,
+        timeouts: Timeouts,
+        deadline: float,
+    ) -> Connection:
+        """On a kept connection if there is one, else a new one. A kept connection that breaks before any
+        byte of the answer was closed by the upstream as we picked it (its idle timeout raced our request,
+        so the request went unread): the request goes once more, on a new connection."""
+        conn = self._kept(target.origin, loop.time())
+        while True:
+            reused = conn is not None
+            if conn is None:
+                conn = await self._connect(loop, target, timeouts.connect)
+            conn.reset()
+            self._busy.add(conn)
+            try:
+                conn.send(data)
+                until = _until(loop, timeouts.read, deadline)
+                try:
+                    await conn.head(until)
+                except ReadTimedOut as exc:
+                    raise _which(exc, until, deadline) from None
+                return conn
+            except ConnectionBroken:
+                self._discard(conn)
+                if not reused or conn.received:
+                    raise
+                conn = None
+            except BaseException:
+                self._discard(conn)
+                raise
+
+    def release(self, conn: Connection) -> None:
+        """A response is done with its connection: kept if it can carry another request, else closed."""
+        self._busy.discard(conn)
+        self._slots.release()
+        if self._closed or not conn.reusable():
+            conn.close()
+            return
+        now = conn.loop.time()
+        conn.idle_since = now
+        idle = self._idle.setdefault(conn.origin, [])
+        idle.append(conn)
+        # the oldest kept connection goes once it is closed or too old (the newest are the ones reused)
+        if idle[0].closed or now - idle[0].idle_since >= self.keepalive_seconds:
+            idle.pop(0).close()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
+        for conn in list(self._busy):
+            conn.close()
+
+    def _kept(self, origin: tuple[str, str, int], now: float) -> Connection | None:
+        idle = self._idle.get(origin)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and now - conn.idle_since < self.keepalive_seconds:
+                return conn
+            conn.close()
+        return None
+
+    def _discard(self, conn: Connection) -> None:
+        self._busy.discard(conn)
+        conn.close()
+
+    async def _take_slot(self, wait: float) -> None:
+        if not self._slots.locked():
+            await self._slots.acquire()  # a free slot: taken without waiting
+            return
+        try:
+            async with asyncio.timeout(wait):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise PoolTimedOut(f"every connection of this route stayed busy for {wait:g} s") from None
+
+    async def _connect(self, loop: asyncio.AbstractEventLoop, target: Target, within: float) -> Connection:
+        tls = self._tls_context() if target.scheme == "https" else None
+        try:
+            async with asyncio.timeout(within):
+                transport, conn = await loop.create_connection(
+                    lambda: Connection(loop),
+                    target.host,
+                    target.port,
+                    ssl=tls,
+                    server_hostname=target.host if tls is not None else None,
+                )
+        except TimeoutError:
+            raise ConnectTimedOut(f"no connection to {target.authority} within {within:g} s") from None
+        except OSError as exc:  # refused, unreachable, a name that does not resolve, a failed TLS handshake
+            raise ConnectFailed(f"cannot connect to {target.authority}: {exc}") from None
+        # uvloop may call connection_made after create_connection returns
+        conn.transport = transport
+        conn.origin = target.origin
+        return conn
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            # httpx's: certifi's trust store, or SSL_CERT_FILE / SSL_CERT_DIR when the operator sets them
+            self._tls = httpx.create_ssl_context()
+        return self._tls
+
+
+def _head(target: Target, headers: dict[str, str], length: int) -> bytes:
+    fields = {"user-agent": USER_AGENT, "accept-encoding": "identity"}
+    fields.update((name.lower(), value) for name, value in headers.items())
+    fields["host"] = target.authority
+    fields["content-length"] = str(length)
+    lines = [f"POST {target.path} HTTP/1.1"]
+    for name, value in fields.items():
+        if "\r" in value or "\n" in value:
+            raise ConnectFailed(f"the header {name!r} holds a line break")
+        lines.append(f"{name}: {value}")
+    try:
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    except UnicodeEncodeError as exc:
+        raise ConnectFailed(f"a header holds a character HTTP/1.1 cannot carry: {exc}") from None
