@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.upstream.http1 import Client, ConnectFailed, ConnectionBroken, PoolTimedOut, Target, Timeouts
+from server.upstream.http1 import Client, ConnectFailed, ConnectionBroken, Target, Timeouts
 
 from .raw_http import (
     TIMEOUTS,
@@ -61,12 +61,6 @@ async def test_an_unknown_content_encoding_is_broken(start: Start, client: Clien
         await post(client, server.url())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=PoolTimedOut,
-    reason="bug: Client.post builds the Response (whose __init__ raises for an unknown content-encoding) "
-    "outside the try that releases the slot, so the slot and the open connection leak",
-)
 async def test_an_unknown_content_encoding_frees_its_slot_and_closes_its_connection(start: Start) -> None:
     bad = await start(lambda peer: answer_each(peer, sized(b"\x00\x01", content_encoding="br")))
     good = await start(lambda peer: answer_each(peer, sized(b"ok")))
@@ -77,12 +71,15 @@ async def test_an_unknown_content_encoding_frees_its_slot_and_closes_its_connect
         assert await eventually(lambda: len(bad.gone) == 1, within=0.5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=zlib.error,
-    reason="bug: Response.chunk lets zlib.error out of a corrupt gzip body instead of ConnectionBroken, "
-    "so post_stream (which turns only http1.HttpError into UpstreamError) lets it escape too",
-)
+@pytest.mark.parametrize("wbits", [zlib.MAX_WBITS, -zlib.MAX_WBITS], ids=["zlib-wrapped", "raw"])
+async def test_a_deflate_body_is_decoded_wrapped_or_raw(start: Start, client: Client, wbits: int) -> None:
+    plain = b"deflated " * 500
+    packer = zlib.compressobj(wbits=wbits)
+    packed = packer.compress(plain) + packer.flush()
+    server = await start(lambda peer: answer_each(peer, sized(packed, content_encoding="deflate")))
+    assert await body(await post(client, server.url())) == plain
+
+
 async def test_a_corrupt_gzip_body_is_broken(start: Start, client: Client) -> None:
     server = await start(lambda peer: answer_each(peer, sized(b"not gzip at all", content_encoding="gzip")))
     response = await post(client, server.url())
@@ -90,12 +87,6 @@ async def test_a_corrupt_gzip_body_is_broken(start: Start, client: Client) -> No
         await body(response)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: an interim 1xx head (103 Early Hints, 100 Continue) is taken for the response: its status "
-    "is returned, the final response's body is lost, and it spills into the next request on the connection",
-)
 async def test_an_interim_1xx_head_is_skipped_for_the_final_response(start: Start) -> None:
     async def serve(peer: Peer) -> None:
         answered = 0

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import urllib.parse
-import zlib
 from dataclasses import dataclass
 
 import httpx
 
 from .connection import Connection
+from .encoding import BodyDecoder, decoder_for
 from .errors import (
     ConnectFailed,
     ConnectionBroken,
@@ -21,6 +22,8 @@ from .errors import (
 )
 
 USER_AGENT = "interaction-server"
+#: a header name (RFC 9110's token)
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +68,25 @@ class Response:
     """A response whose body is read chunk by chunk. `close()` it: read to its end, its connection goes
     back to the pool; closed before, the connection is closed, which tells the upstream to stop."""
 
-    def __init__(self, client: Client, conn: Connection, timeouts: Timeouts, deadline: float) -> None:
+    def __init__(
+        self,
+        client: Client,
+        conn: Connection,
+        decoder: BodyDecoder | None,
+        timeouts: Timeouts,
+        deadline: float,
+    ) -> None:
         self._client = client
         self._conn: Connection | None = conn
+        self._decoder = decoder
         self._read = timeouts.read
         self._deadline = deadline
         self.status = conn.status
         self.reason = conn.reason
         self.headers = conn.headers
-        self._decoder = _decoder(conn.headers.get("content-encoding", ""))
 
     async def chunk(self) -> bytes | None:
-        """The next piece of the body as it came, or None at its end."""
+        """The next piece of the body (decoded if it was compressed), or None at its end."""
         conn = self._conn
         if conn is None:
             return None
@@ -85,9 +95,13 @@ class Response:
             chunk = await conn.chunk(until)
         except ReadTimedOut as exc:
             raise _which(exc, until, self._deadline) from None
-        if self._decoder is None or chunk is None:
+        decoder = self._decoder
+        if decoder is None:
             return chunk
-        return self._decoder.decompress(chunk)
+        if chunk is None:
+            self._decoder = None
+            return decoder.finish() or None
+        return decoder.decode(chunk)
 
     async def read(self, limit: int) -> bytes:
         """At most `limit` bytes of the body (an error's), then the response is closed."""
@@ -112,16 +126,6 @@ def _until(loop: asyncio.AbstractEventLoop, read: float, deadline: float) -> flo
 def _which(timeout: ReadTimedOut, until: float, deadline: float) -> ReadTimedOut | DeadlineExceeded:
     """A wait bounded by both the read timeout and the call's deadline ran out: which of the two it was."""
     return DeadlineExceeded("the call's deadline passed") if until >= deadline else timeout
-
-
-def _decoder(encoding: str) -> zlib._Decompress | None:
-    """A compressed body (we ask for none, but a server may send one) is decoded as it streams."""
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return None
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib, told apart by the header
-    raise ConnectionBroken(f"the upstream answered in an unsupported content-encoding {encoding!r}")
 
 
 class Client:
@@ -149,7 +153,13 @@ class Client:
         except BaseException:
             self._slots.release()
             raise
-        return Response(self, conn, timeouts, deadline)
+        try:
+            decoder = decoder_for(conn.headers.get("content-encoding", ""))
+        except ConnectionBroken:
+            self._discard(conn)
+            self._slots.release()
+            raise
+        return Response(self, conn, decoder, timeouts, deadline)
 
     async def _send(
         self,
@@ -267,8 +277,8 @@ def _head(target: Target, headers: dict[str, str], length: int) -> bytes:
     fields["content-length"] = str(length)
     lines = [f"POST {target.path} HTTP/1.1"]
     for name, value in fields.items():
-        if "\r" in value or "\n" in value:
-            raise ConnectFailed(f"the header {name!r} holds a line break")
+        if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
+            raise ConnectFailed(f"the header {name!r} holds a line break or its name is not a token")
         lines.append(f"{name}: {value}")
     try:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

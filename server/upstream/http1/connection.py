@@ -42,6 +42,7 @@ class Connection(asyncio.Protocol):
         self.reason = ""
         self.headers: dict[str, str] = {}
         self.head_done = False
+        self._interim = False
         self.complete = False
         self.keep_alive = False
         #: any byte of this response arrived (a reused connection that broke before one may be retried)
@@ -89,7 +90,13 @@ class Connection(asyncio.Protocol):
         self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
 
     def on_headers_complete(self) -> None:
-        self.status = self._parser.get_status_code()
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:
+            # an interim answer (103 Early Hints, a 100 we did not ask for): the final one follows
+            self._interim = True
+            self.headers = {}
+            return
+        self.status = status
         self.head_done = True
         chunked = "chunked" in self.headers.get("transfer-encoding", "")
         self._delimited_by_close = not chunked and "content-length" not in self.headers
@@ -104,6 +111,9 @@ class Connection(asyncio.Protocol):
         self._wake()
 
     def on_message_complete(self) -> None:
+        if self._interim:
+            self._interim = False
+            return
         self.complete = True
         self.keep_alive = self._parser.should_keep_alive()
         self._wake()
