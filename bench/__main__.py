@@ -2,9 +2,10 @@
 
 It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
-bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process; scenario
-8 adds a fake upstream in a process of its own, scenario 9 more idle workers. It stops all of them at the
-end, and writes bench/results/latest.json and the tables into bench/README.md.
+bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process;
+scenarios 6 and 8 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9 more
+idle workers. It stops all of them at the end, and writes bench/results/latest.json and the tables into
+bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)
     python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only
@@ -44,7 +45,7 @@ BUDGET_SECONDS = 570.0
 SCENARIO_SECONDS = {
     "create": 200.0,
     "chain": 120.0,
-    "many_streams": 120.0,
+    "many_streams": 150.0,
     "upstream": 200.0,
     "idle_workers": 200.0,
 }
@@ -69,7 +70,16 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def models_toml(upstream_base: str, remote_upstream_port: int) -> str:
     return (
         "# written by the bench: the bench-* models go to its fake OpenAI-compatible upstream\n"
-        "# scenario 8: bench-up-* to the fake upstream in a process of its own (first match wins)\n"
+        "# scenario 6: bench-drip to the fake upstream in a process of its own (first match wins). Each of\n"
+        "# its 10,000 streams holds an upstream connection; max_connections caps the route's pool (200 by\n"
+        "# default; a request beyond it waits 5 s at most). The read timeout stays the default, 300 s: a\n"
+        "# stream's last delta waits until all of them are open\n"
+        "[[models]]\n"
+        'match = "bench-drip"\n'
+        'backend = "openai"\n'
+        f'base_url = "http://127.0.0.1:{remote_upstream_port}/v1"\n'
+        "max_connections = 20000\n"
+        "# scenario 8: bench-up-* to the same upstream process\n"
         "[[models]]\n"
         'match = "bench-up-*"\n'
         'backend = "openai"\n'
@@ -81,7 +91,7 @@ def models_toml(upstream_base: str, remote_upstream_port: int) -> str:
         f'base_url = "{upstream_base}"\n'
         "read_timeout_seconds = 60.0\n"
         "deadline_seconds = 120.0\n"
-        "# scenario 6 holds 1,000 upstream streams in one web process (the default allows 200)\n"
+        "# more than any scenario holds at once: no request of the bench waits for a connection\n"
         "max_connections = 4000\n"
     )
 
@@ -92,7 +102,6 @@ def upstream_scripts(plan: Plan) -> dict[str, Script]:
         "bench-slow": openai_text_script(words(400), chunk_delay=0.05),
         "bench-flood": openai_text_script(words(plan.flood_deltas)),
         "bench-ttft": first_token_script(plan.first_token_delay),
-        "bench-drip": openai_text_script(words(plan.drip_words), chunk_delay=plan.drip_interval),
     }
 
 

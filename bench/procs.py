@@ -1,9 +1,9 @@
 """The processes of a bench run, and what /proc says about them (CPU time, RSS).
 
 A private redis-server on a free loopback port, the production server (`python -m server`, granian),
-worker processes (`python -m workers`), the baseline (`python -m bench.baseline_app`, granian too) and, for
-scenario 8, the fake upstream in a process of its own (`python -m bench.upstream_server`), each in its own
-process group so that it is stopped with everything it spawned, and only that.
+worker processes (`python -m workers`), the baseline (`python -m bench.baseline_app`, granian too) and,
+for scenarios 6 and 8, the fake upstream in a process of its own (`python -m bench.upstream_server`), each
+in its own process group so that it is stopped with everything it spawned, and only that.
 """
 
 from __future__ import annotations
@@ -74,6 +74,22 @@ def rss_bytes(pid: int) -> int:
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
     except OSError:
         return 0
+
+
+def open_fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def fd_limit(pid: int) -> int | None:
+    """The process's soft RLIMIT_NOFILE (`ulimit -n`), None when unlimited or unknown."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+            if line.startswith("Max open files"):
+                return int(line.split()[3]) if line.split()[3].isdigit() else None
+    return None
 
 
 def children_cpu_seconds() -> float:
@@ -227,10 +243,10 @@ class Stack:
     def start_redis(self) -> None:
         self.redis.start()
 
-    async def start_server(self, name: str, processes: int) -> WebServer:
-        """The production server as `make run` starts it, with REDIS_URL set and EMBEDDED_WORKER=0."""
+    async def start_server(self, name: str, processes: int, **extra: str) -> WebServer:
+        """The production server as `make run` starts it, with REDIS_URL, EMBEDDED_WORKER=0, `extra` set."""
         port = free_port()
-        env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), EMBEDDED_WORKER="0")
+        env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), EMBEDDED_WORKER="0", **extra)
         server = WebServer(self._child(name, [sys.executable, "-m", "server"], env), port, processes)
         await server.wait_ready()
         return server
@@ -258,9 +274,9 @@ class Stack:
         await asyncio.gather(*(child.wait_for_line("worker ready", within) for child in children))
         return children
 
-    async def start_upstream(self, name: str = "upstream") -> Child:
-        """The fake upstream of scenario 8 on its port (bench/upstream_server.py)."""
-        env = self.env(PORT=str(self.remote_upstream_port))
+    async def start_upstream(self, name: str = "upstream", **extra: str) -> Child:
+        """The fake upstream of scenario 6 or 8 on its port (bench/upstream_server.py), `extra` in its env."""
+        env = self.env(PORT=str(self.remote_upstream_port), **extra)
         child = self._child(name, [sys.executable, "-m", "bench.upstream_server"], env)
         await child.wait_for_line("upstream ready", 30.0)
         return child

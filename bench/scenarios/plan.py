@@ -19,8 +19,16 @@ class Plan:
     flood_deltas: int
     first_event_samples: int
     first_token_delay: float
+    #: scenario 6 (bench/scenarios/many.py): streams of `drip_words` deltas, one every `drip_interval` but
+    #: the last, which comes once all are open and have been for `many_hold_seconds`,
+    #: `many_end_per_second` streams a second; at most `many_open_per_second` opened a second and
+    #: `many_opening` at once; the baseline relays `many_baseline_streams`
     many_streams: int
-    many_ramp_seconds: float
+    many_baseline_streams: int
+    many_open_per_second: float
+    many_opening: int
+    many_hold_seconds: float
+    many_end_per_second: float
     drip_words: int
     drip_interval: float
     memory_samples: int
@@ -50,10 +58,14 @@ class Plan:
             flood_deltas=20_000,
             first_event_samples=100,
             first_token_delay=0.03,
-            many_streams=1000,
-            many_ramp_seconds=2.0,
-            drip_words=25,
-            drip_interval=0.25,
+            many_streams=10_000,
+            many_baseline_streams=1000,
+            many_open_per_second=300,
+            many_opening=100,
+            many_hold_seconds=3.0,
+            many_end_per_second=1000,
+            drip_words=5,
+            drip_interval=1.0,
             memory_samples=20,
             upstream_seconds=3,
             upstream_repeats=2,
@@ -82,8 +94,12 @@ class Plan:
             first_event_samples=15,
             first_token_delay=0.02,
             many_streams=100,
-            many_ramp_seconds=0.5,
-            drip_words=8,
+            many_baseline_streams=100,
+            many_open_per_second=500,
+            many_opening=50,
+            many_hold_seconds=0.5,
+            many_end_per_second=500,
+            drip_words=4,
             drip_interval=0.1,
             memory_samples=5,
             upstream_seconds=1,
