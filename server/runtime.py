@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Callable
 
 from .events.log import EventLog
@@ -31,6 +32,17 @@ from .store import keys
 from .store.outage import Outage
 from .store.store import Store
 from .upstream.routing import Router
+
+#: the cyclic collector's thresholds (young, middle, old generation). With Python's defaults (700, 10, 10)
+#: a full pass runs whenever the tracked objects have grown by a quarter: while 10,000 streams opened, a web
+#: process made 15 full passes of up to 1.4 s each (1.6 million objects, nothing freed), long enough for its
+#: Redis commands to time out and its runs' leases to lapse. The cycles a request makes die young and are
+#: still collected there; old objects (connections, runs, the streams' state) are rarely garbage.
+COLLECTOR_THRESHOLDS = (50_000, 20, 100)
+
+
+def _tune_collector() -> None:
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 class Runtime:
@@ -62,6 +74,7 @@ class Runtime:
 
     @classmethod
     async def open(cls, settings: Settings) -> Runtime:
+        _tune_collector()
         runtime = cls(settings, await Store.open(settings))
         await runtime._start_loops()
         return runtime

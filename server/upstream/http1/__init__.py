@@ -8,7 +8,7 @@ request, 0.17-0.26 ms of CPU through aiohttp's engine behind httpx's API, 0.10 m
 one behind httpx's Request and Response, and 0.01 ms through this one (bench/README.md, issue 12).
 """
 
-from .client import Client, Response, Target, Timeouts
+from .client import Client, Response
 from .errors import (
     ConnectFailed,
     ConnectionBroken,
@@ -18,6 +18,7 @@ from .errors import (
     PoolTimedOut,
     ReadTimedOut,
 )
+from .request import Target, Timeouts
 
 __all__ = [
     "Client",

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
-import urllib.parse
-from dataclasses import dataclass
 
 import httpx
 
@@ -20,48 +17,7 @@ from .errors import (
     PoolTimedOut,
     ReadTimedOut,
 )
-
-USER_AGENT = "interaction-server"
-#: a header name (RFC 9110's token)
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A parsed URL: parsing is done once per URL (a backend calls a handful of them)."""
-
-    scheme: str
-    host: str
-    port: int
-    #: what the Host header and the request line carry
-    authority: str
-    path: str
-
-    @classmethod
-    def parse(cls, url: str) -> Target:
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConnectFailed(f"cannot call {url!r}: only http:// and https:// URLs with a host")
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError as exc:
-            raise ConnectFailed(f"cannot call {url!r}: {exc}") from None
-        authority = parts.netloc.rpartition("@")[2]
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return cls(parts.scheme, parts.hostname, port, authority, path)
-
-    @property
-    def origin(self) -> tuple[str, str, int]:
-        return (self.scheme, self.host, self.port)
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    connect: float
-    #: the longest silence while a response is awaited or read
-    read: float
-    #: the longest wait for a free connection when the route's limit is reached
-    pool: float
+from .request import Target, Timeouts, request_head
 
 
 class Response:
@@ -133,20 +89,23 @@ class Client:
     `keepalive_seconds` and reused newest first (the warmest, and the least likely to have been closed by
     the upstream's own idle timeout)."""
 
-    def __init__(self, *, max_connections: int, keepalive_seconds: float = 30.0) -> None:
+    def __init__(self, *, max_connections: int, keepalive_seconds: float = 30.0, max_idle: int = 100) -> None:
         self.keepalive_seconds = keepalive_seconds
+        #: idle connections kept per origin: after a burst (10,000 streams ending together) the rest close
+        self.max_idle = max_idle
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._busy: set[Connection] = set()
         self._tls: ssl.SSLContext | None = None
         self._closed = False
+        self._sweep: asyncio.TimerHandle | None = None
 
     async def post(
         self, target: Target, headers: dict[str, str], body: bytes, timeouts: Timeouts, deadline: float
     ) -> Response:
         """Send the POST and wait for the response's head (`deadline`: the loop time the call ends by)."""
         loop = asyncio.get_running_loop()
-        data = _head(target, headers, len(body)) + body
+        data = request_head(target, headers, len(body)) + body
         await self._take_slot(timeouts.pool)
         try:
             conn = await self._send(loop, target, data, timeouts, deadline)
@@ -203,16 +162,38 @@ class Client:
         if self._closed or not conn.reusable():
             conn.close()
             return
-        now = conn.loop.time()
-        conn.idle_since = now
         idle = self._idle.setdefault(conn.origin, [])
+        if len(idle) >= self.max_idle:
+            conn.close()
+            return
+        conn.idle_since = conn.loop.time()
         idle.append(conn)
-        # the oldest kept connection goes once it is closed or too old (the newest are the ones reused)
-        if idle[0].closed or now - idle[0].idle_since >= self.keepalive_seconds:
-            idle.pop(0).close()
+        if self._sweep is None:
+            self._sweep = conn.loop.call_later(self.keepalive_seconds, self._close_expired, conn.loop)
+
+    def _close_expired(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Idle connections past their keep-alive are closed, rather than held until the next request."""
+        self._sweep = None
+        now = loop.time()
+        for origin, idle in list(self._idle.items()):
+            kept = [
+                conn for conn in idle if not conn.closed and now - conn.idle_since < self.keepalive_seconds
+            ]
+            for conn in idle:
+                if conn not in kept:
+                    conn.close()
+            if kept:
+                self._idle[origin] = kept
+            else:
+                del self._idle[origin]
+        if self._idle and not self._closed:
+            self._sweep = loop.call_later(self.keepalive_seconds / 2, self._close_expired, loop)
 
     async def aclose(self) -> None:
         self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for idle in self._idle.values():
             for conn in idle:
                 conn.close()
@@ -268,19 +249,3 @@ class Client:
             # httpx's: certifi's trust store, or SSL_CERT_FILE / SSL_CERT_DIR when the operator sets them
             self._tls = httpx.create_ssl_context()
         return self._tls
-
-
-def _head(target: Target, headers: dict[str, str], length: int) -> bytes:
-    fields = {"user-agent": USER_AGENT, "accept-encoding": "identity"}
-    fields.update((name.lower(), value) for name, value in headers.items())
-    fields["host"] = target.authority
-    fields["content-length"] = str(length)
-    lines = [f"POST {target.path} HTTP/1.1"]
-    for name, value in fields.items():
-        if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
-            raise ConnectFailed(f"the header {name!r} holds a line break or its name is not a token")
-        lines.append(f"{name}: {value}")
-    try:
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    except UnicodeEncodeError as exc:
-        raise ConnectFailed(f"a header holds a character HTTP/1.1 cannot carry: {exc}") from None
