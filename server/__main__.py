@@ -11,28 +11,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
 from granian.http import HTTP1Settings
+from granian.log import LogLevels
 
 from . import settings as settings_module
 from .config_errors import ConfigError
 from .launch import listen, orphans
 from .launch.lock import Holder, LockHeld, ServerLock
 from .launch.redis_process import RedisProcess, RedisStartError
+from .observability import logs
 from .settings import Settings
 from .store import connection
 
 USAGE = """\
 Environment: REDIS_URL (default: a private Redis under IX_DATA_DIR, var/ of the checkout), HOST, PORT,
-WEB_PROCESSES, EMBEDDED_WORKER (1/0, default 1), IX_CONFIG (server.toml), IX_MODELS (models.toml).
+WEB_PROCESSES, EMBEDDED_WORKER (1/0, default 1), IX_CONFIG (server.toml), IX_MODELS (models.toml),
+LOG_FORMAT (text/json), LOG_LEVEL (default info), ACCESS_LOG (1/0, default 1).
 Stop it with Ctrl-C or SIGTERM: running interactions are settled first."""
 
 
@@ -75,14 +79,16 @@ def banner(url: str, redis_url: str, embedded: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(argv)
+    logs.configure_early("launcher")
     try:
         settings = settings_module.load()
     except ConfigError as exc:
         return fail(str(exc), 2)
+    logs.configure("launcher", settings.log.format, settings.log.level)
     if args.delete_data:
         return delete_data(settings)
     for warning in settings_module.warnings(settings):
-        print(f"warning: {warning}", file=sys.stderr, flush=True)
+        logs.console(logging.WARNING, warning)
     lock = ServerLock(settings.data_dir) if settings.redis_url is None else None
     redis_process: RedisProcess | None = None
     url = listen.base_url(settings.http.host, settings.http.port)
@@ -116,9 +122,9 @@ def start_redis(settings: Settings, lock: ServerLock, url: str) -> RedisProcess:
 
 def serve(settings: Settings, url: str, *, embedded: bool) -> int:
     os.environ[orphans.PARENT_ENV] = str(os.getpid())
-    redis_url = os.environ["REDIS_URL"]
+    redis_url = logs.redact_url(os.environ["REDIS_URL"])
     announcer = listen.announce_when_listening(
-        settings.http.host, settings.http.port, banner(url, redis_url, embedded)
+        settings.http.host, settings.http.port, announcement(url, redis_url, embedded)
     )
     server = Granian(
         "server.app:create_app",
@@ -128,6 +134,11 @@ def serve(settings: Settings, url: str, *, embedded: bool) -> int:
         interface=Interfaces.ASGI,
         workers=settings.http.web_processes,
         loop=Loops.uvloop,
+        # the web processes log as this one does; granian's access log stays off (server.access is ours)
+        log_level=LogLevels(settings.log.level),
+        log_dictconfig=logs.dictconfig(
+            "web", settings.log.format, settings.log.level, parent_pid=os.getpid()
+        ),
         log_access=False,
         # HTTP/1 only: in "auto" granian reads a connection's first bytes (to tell HTTP/2) with no timeout,
         # so a client that connected and sent nothing was held forever
@@ -168,8 +179,17 @@ def delete_data(settings: Settings) -> int:
         lock.release()
 
 
+def announcement(url: str, redis_url: str, embedded: bool) -> str | Callable[[], str]:
+    """The banner for a person at a terminal, or in the JSON format one log line, made when it is printed."""
+    if not logs.json_format():
+        return banner(url, redis_url, embedded)
+    message = f"Interaction server on {url} (Redis: {redis_url}{', embedded' if embedded else ''})"
+    launcher = os.getpid()
+    return lambda: logs.render("server", message, launcher)
+
+
 def fail(message: str, status: int) -> int:
-    print(f"error: {message}", file=sys.stderr, flush=True)
+    logs.console(logging.ERROR, message)
     return status
 
 

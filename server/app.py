@@ -14,6 +14,7 @@ from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
 from .launch import orphans
+from .observability.requests import RequestObserver
 from .runner.handle import DISCONNECTED
 from .runtime import Runtime
 from .settings import Settings
@@ -44,17 +45,29 @@ def create_app(settings: Settings | None = None) -> Litestar:
         try:
             yield
         finally:
-            if host is not None:
-                await host.stop()
-            # the clients of this process's foreground runs are being disconnected: settle the runs
-            await runtime.registry.stop_all(DISCONNECTED, grace=5.0)
-            await runtime.close()
+            try:
+                if host is not None:
+                    await host.stop()
+                # the clients of this process's foreground runs are being disconnected: settle the runs
+                await runtime.registry.stop_all(DISCONNECTED, grace=5.0)
+                await runtime.close()
+            finally:
+                # the access lines still waiting for their batch
+                observer.flush()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[*interactions.HANDLERS, *health.HANDLERS, openapi.document, *docs.HANDLERS],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,
         request_max_body_size=None,
         debug=False,
+        # litestar's default would put its own handler on the root logger, replacing the one process-wide
+        # format (server/observability/logs.py); its loggers reach ours through the root
+        logging_config=None,
     )
+    # around litestar's router and exception handling, not in `middleware=[...]`: litestar runs those per
+    # route, so a 404 of the router would get no request id and no access line
+    observer = RequestObserver(app.asgi_handler, access=settings.log.access)
+    app.asgi_handler = observer
+    return app

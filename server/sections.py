@@ -31,7 +31,9 @@ BackendKind = Literal["echo", "echo-slow", "gemini", "openai", "anthropic"]
 AuthMode = Literal["open", "keys"]
 StreamDisconnect = Literal["cancel", "continue"]
 AppendFsync = Literal["always", "everysec", "no"]
-declare_literals(BackendKind, AuthMode, StreamDisconnect, AppendFsync)
+LogFormat = Literal["text", "json"]
+LogLevel = Literal["info", "debug", "warning", "error", "critical"]
+declare_literals(BackendKind, AuthMode, StreamDisconnect, AppendFsync, LogFormat, LogLevel)
 
 
 class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -121,6 +123,16 @@ class EmbeddedRedisSettings(Section):
     appendfsync: AppendFsync = "everysec"
 
 
+class LogSettings(Section):
+    """Every process's logs (LOG_FORMAT, LOG_LEVEL and ACCESS_LOG in the environment override these)."""
+
+    #: "text" (readable) or "json" (one object per line)
+    format: LogFormat = "text"
+    level: LogLevel = "info"
+    #: one line per request on logger `server.access`
+    access: bool = True
+
+
 class UpstreamRetrySettings(Section):
     attempts: PositiveInt = 4
     backoff_initial_seconds: NonNegativeFloat = 0.5
@@ -176,6 +188,7 @@ class ServerToml(Section):
     upstream_retry: UpstreamRetrySettings = msgspec.field(default_factory=UpstreamRetrySettings)
     echo: EchoSettings = msgspec.field(default_factory=EchoSettings)
     embedded_redis: EmbeddedRedisSettings = msgspec.field(default_factory=EmbeddedRedisSettings)
+    log: LogSettings = msgspec.field(default_factory=LogSettings)
 
 
 class ModelsToml(Section):

@@ -1,8 +1,9 @@
 """Typed settings: the documented defaults in config/*.toml, then the environment on top.
 
 Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (true/false, 1/0, yes/no),
-IX_DATA_DIR, IX_CONFIG (another server.toml), IX_MODELS (another models.toml). REDIS_URL, IX_CONFIG and
-IX_MODELS count as unset when empty; any other of them set to an empty value is an error.
+IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL (either in any case), ACCESS_LOG (a boolean), IX_CONFIG (another
+server.toml), IX_MODELS (another models.toml). REDIS_URL, IX_CONFIG and IX_MODELS count as unset when
+empty; any other of them set to an empty value is an error.
 
 Every mistake in them is a `ConfigError` whose text is one line naming the file (or the variable), the
 field and the problem, so the entry points can print it as it is and exit.
@@ -39,6 +40,7 @@ from .sections import (
     EnvName,
     HttpSettings,
     HttpUrl,
+    LogSettings,
     ModelRoute,
     ModelsToml,
     NonEmptyStr,
@@ -74,6 +76,7 @@ __all__ = [
     "EnvName",
     "HttpSettings",
     "HttpUrl",
+    "LogSettings",
     "ModelRoute",
     "ModelsToml",
     "NonEmptyStr",
@@ -111,6 +114,7 @@ class Settings(msgspec.Struct, kw_only=True):
     upstream_retry: UpstreamRetrySettings
     echo: EchoSettings
     embedded_redis: EmbeddedRedisSettings
+    log: LogSettings
     models: list[ModelRoute]
 
     @property
@@ -134,6 +138,7 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         upstream_retry=server.upstream_retry,
         echo=server.echo,
         embedded_redis=server.embedded_redis,
+        log=server.log,
         models=models.models,
     )
 
@@ -183,7 +188,12 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "WEB_PROCESSES": ("http", "web_processes"),
     "EMBEDDED_WORKER": ("worker", "embedded"),
     "IX_DATA_DIR": ("embedded_redis", "data_dir"),
+    "LOG_FORMAT": ("log", "format"),
+    "LOG_LEVEL": ("log", "level"),
+    "ACCESS_LOG": ("log", "access"),
 }
+#: variables whose values are names, taken in any case (LOG_LEVEL=DEBUG as much as debug)
+_ANY_CASE = frozenset({"LOG_FORMAT", "LOG_LEVEL"})
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -202,7 +212,7 @@ def _apply_environment(server: ServerToml, env: Mapping[str, str]) -> ServerToml
             expected = describe(info) if info is not None else "another value"
         problem = f"environment variable {variable}: expected {expected}, got {json.dumps(text)}"
         try:
-            value = _parse_env(text, info)
+            value = _parse_env(text.lower() if variable in _ANY_CASE else text, info)
             # converting the whole section checks the value against the same ranges as the file's
             section = msgspec.convert(msgspec.structs.asdict(section) | {field: value}, type(section))
         except (ValueError, msgspec.ValidationError):

@@ -12,7 +12,7 @@ SERVER = ROOT / "server"
 
 #: the packages (and top-level modules) of server/, lowest first: each may import only lower ones
 LAYERS: list[set[str]] = [
-    {"errors", "config_errors"},
+    {"errors", "config_errors", "observability"},
     {"protocol", "sections"},
     {"settings"},
     {"store", "upstream"},

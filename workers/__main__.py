@@ -20,6 +20,7 @@ import msgspec
 from server import settings as settings_module
 from server.config_errors import ConfigError
 from server.launch import lock
+from server.observability import logs
 from server.runtime import Runtime
 from server.settings import Settings
 from server.store.connection import RedisUnavailable, RedisUrlError
@@ -33,7 +34,7 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m workers",
         description="A worker of the interaction server: runs background interactions from the queue.",
         epilog="Environment: REDIS_URL (default: the Redis of the `make run` of this checkout), IX_CONFIG, "
-        "IX_MODELS, IX_DATA_DIR. Stop it with Ctrl-C or SIGTERM: running jobs get "
+        "IX_MODELS, IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL. Stop it with Ctrl-C or SIGTERM: running jobs get "
         "worker.shutdown_grace_seconds.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
@@ -62,7 +63,8 @@ async def work(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info("worker ready (queue %s, Redis %s)", settings.worker.queue_name, settings.redis_url)
+    redis_url = logs.redact_url(settings.redis_url or "")
+    log.info("worker ready (queue %s, Redis %s)", settings.worker.queue_name, redis_url)
     await stop.wait()
     await host.stop()
     await runtime.close()
@@ -70,14 +72,13 @@ async def work(settings: Settings) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # arq logs every job at INFO
-    logging.getLogger("arq").setLevel(logging.WARNING)
+    logs.configure_early("worker")
     try:
         settings = with_redis(settings_module.load())
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        logs.console(logging.ERROR, str(exc))
         return 2
+    logs.configure("worker", settings.log.format, settings.log.level)
     for warning in settings_module.warnings(settings):
         log.warning("%s", warning)
     try:
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         asyncio.run(work(settings))
     except (RedisUnavailable, RedisUrlError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        logs.console(logging.ERROR, str(exc))
         return 1
     return 0
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from litestar import Request
 
+from ..observability import context
 from ..settings import AuthSettings
 from .errors import ApiError
 
@@ -36,6 +37,8 @@ class Authenticator:
             raise ApiError(401, "An API key is required: send it in the x-goog-api-key header")
         tenant = self._known.get(key)
         if tenant is not None:
+            # the tenant's id (a digest of the key, or its configured name) goes into the logs; the key never
+            context.set_tenant(tenant)
             return tenant
         digest = hashlib.sha256(key.encode()).hexdigest()
         tenant = digest[:32] if self.settings.mode == "open" else self.tenants.get(digest)
@@ -45,6 +48,7 @@ class Authenticator:
             self._known[key] = tenant
         if tenant is None:
             raise ApiError(401, "The API key is not valid")
+        context.set_tenant(tenant)
         return tenant
 
 

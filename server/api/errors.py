@@ -1,4 +1,6 @@
-"""Errors as the API returns them: `{"error": {"code": <HTTP status>, "message": ..., "status": ...}}`.
+"""Errors as the API returns them: `{"error": {"code": <HTTP status>, "message": ..., "status": ...,
+"details": [{"@type": "type.googleapis.com/google.rpc.RequestInfo", "requestId": ...}]}}`, Google's shape
+(the SDKs take the body whole: `details` reaches the caller as part of the error's body).
 
 409 and 5xx are never used for errors a retry cannot fix: the SDK retries those.
 """
@@ -15,6 +17,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from ..errors import UNAVAILABLE_MESSAGE, RequestError, ServerError, http_status
+from ..observability import context
 from ..protocol.codec import json_encoder
 from ..store import outage
 from ..upstream.base import UpstreamError
@@ -37,10 +40,21 @@ _STATUS_NAMES = {
 }
 
 
-class ErrorDetail(msgspec.Struct, kw_only=True):
+REQUEST_INFO = "type.googleapis.com/google.rpc.RequestInfo"
+
+
+class RequestInfo(msgspec.Struct, kw_only=True):
+    """google.rpc.RequestInfo: the request's id, as in its `x-request-id` header and the logs."""
+
+    type: str = msgspec.field(name="@type", default=REQUEST_INFO)
+    request_id: str = msgspec.field(name="requestId")
+
+
+class ErrorDetail(msgspec.Struct, kw_only=True, omit_defaults=True):
     code: int
     message: str
     status: str
+    details: list[RequestInfo] = []
 
 
 class ErrorBody(msgspec.Struct, kw_only=True):
@@ -67,7 +81,9 @@ def error_response(
     status_code: int, message: str, headers: dict[str, str] | None = None, status: str | None = None
 ) -> Response[bytes]:
     name = status or _STATUS_NAMES.get(status_code, "UNKNOWN")
-    body = ErrorBody(error=ErrorDetail(code=status_code, message=message, status=name))
+    request_id = context.request_id()
+    details = [RequestInfo(request_id=request_id)] if request_id is not None else []
+    body = ErrorBody(error=ErrorDetail(code=status_code, message=message, status=name, details=details))
     return Response(
         content=json_encoder.encode(body),
         status_code=status_code,

@@ -11,6 +11,7 @@ from litestar.enums import HttpMethod
 from litestar.response import Stream
 
 from ..errors import InvalidArgument
+from ..observability import context
 from ..protocol import sse, views
 from ..protocol.codec import decode_create, json_encoder
 from ..protocol.interaction import is_interaction_id
@@ -48,6 +49,7 @@ def _interaction_id(request: Request[Any, Any, Any]) -> str:
     value = request.path_params["interaction_id"]
     if not is_interaction_id(value):
         raise ApiError(404, f"Interaction {_shorten(value)!r} was not found")
+    context.set_interaction(value)
     return str(value)
 
 
@@ -62,6 +64,8 @@ def _json(value: Any) -> Response[bytes]:
 
 def _response(reply: Reply | EventStream) -> Response[bytes] | Stream:
     if isinstance(reply, Reply):
+        if reply.interaction.id is not None:
+            context.set_interaction(reply.interaction.id)
         return _json(reply.interaction)
     return Stream(reply.frames, media_type="text/event-stream", headers=sse.HEADERS, status_code=200)
 

@@ -11,6 +11,7 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 from . import orphans
 
@@ -44,8 +45,11 @@ def base_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def announce_when_listening(host: str, port: int, text: str, timeout: float = 120.0) -> int:
-    """Print `text` once GET /healthz on host:port answers 200: the web processes have started.
+def announce_when_listening(
+    host: str, port: int, text: str | Callable[[], str], timeout: float = 120.0
+) -> int:
+    """Print `text` once GET /healthz on host:port answers 200: the web processes have started. A callable
+    is called then (a log line's time is the time it is printed), and must take no lock.
 
     The waiting is done by a forked child, not a thread: granian forks the web processes from this
     process, and a thread caught at that moment holding a lock (an import, a buffer) would leave the lock
@@ -63,7 +67,7 @@ def announce_when_listening(host: str, port: int, text: str, timeout: float = 12
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if _healthy(host, port):
-                sys.stdout.write(text + "\n")
+                sys.stdout.write((text() if callable(text) else text) + "\n")
                 sys.stdout.flush()
                 break
             time.sleep(0.1)

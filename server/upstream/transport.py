@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Mapping
 
 import msgspec
 
+from ..observability import context
 from ..settings import ModelRoute
 from . import http1
 from .base import UpstreamError, UpstreamEvent, UpstreamRequest
@@ -89,7 +90,9 @@ async def post_stream(
     deadline = asyncio.get_running_loop().time() + deadline_seconds
     content = _encoder.encode(body)
     try:
-        response = await client.post(url, {**headers, "content-type": "application/json"}, content, deadline)
+        # the request's id (none in a background job) lets the upstream's logs be matched with ours
+        headers = {**headers, "content-type": "application/json", **context.upstream_headers()}
+        response = await client.post(url, headers, content, deadline)
         try:
             if response.status >= 300:
                 raw = await response.read(ERROR_BODY_LIMIT)
