@@ -1,11 +1,14 @@
 """An arq worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
 
-It reads arq's queue when woken, rather than every few milliseconds: each queued job leaves one token
-(store/jobs.py), which one idle worker takes with a blocking pop, so a job wakes one worker, not all of
-them (a pub/sub wake-up did: with 50 idle workers, pickup p99 was 102 ms). A worker whose slots are all
+It takes arq's jobs when woken, rather than reading the queue every few milliseconds: each queued job
+leaves one token naming it (store/jobs.py), which one idle worker takes with a blocking pop, so a job wakes
+one worker, not all of them (a pub/sub wake-up did: with 50 idle workers, pickup p99 was 102 ms). The
+woken worker takes that job in one round trip (take.lua) and runs it (`WakingWorker._run`): from the token
+to the run's claim, two round trips where arq's own path (read the queue, watch and mark the job, fetch it)
+made seven, each one more chance to wait for a core behind other processes. A worker whose slots are all
 taken takes no token (another worker gets the job) and reads the queue again when a slot frees. A token
-taken by a worker that died before reading the queue is covered by a read every FALLBACK_WAITS waits
-without one, and by the reaper, which queues a job nobody took again (with a new token).
+taken by a worker that died before taking its job is covered by a read of the queue every FALLBACK_WAITS
+waits without one, and by the reaper, which queues a job nobody took again (with a new token).
 
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server/runner/jobs.py), before the pools close.
@@ -20,10 +23,11 @@ import contextlib
 import logging
 from typing import Any
 
+from arq.jobs import DeserializationError, deserialize_job_raw
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from .runner.loops import supervise
+from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
 from .store.jobs import JOB_NAME, Jobs, job_deserializer, job_serializer
@@ -31,7 +35,7 @@ from .store.outage import UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
-#: arq's own job timeout; our lease, not this, detects lost runs
+#: how long a taken job stays marked in progress (arq's job timeout); our lease, not this, detects lost runs
 _JOB_TIMEOUT_SECONDS = 24 * 3600
 
 
@@ -45,31 +49,102 @@ FALLBACK_WAITS = 15
 
 
 class WakingWorker(Worker):
-    """arq's worker with its fixed-delay poll loop replaced by one that waits for a job's token."""
+    """arq's worker with its fixed-delay poll loop replaced by one that waits for a job's token and takes
+    that job, and its start and run of a job replaced by one script and `_run`."""
 
     def __init__(self, *args: Any, jobs: Jobs, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.jobs = jobs
         self.slot_freed = asyncio.Event()
+        self.in_progress_ms = int(self.in_progress_timeout_s * 1000)
+        self.next_wait = first_pause(self.poll_delay_s)
 
     async def main(self) -> None:
         # arq's main() without its loop; the pool is ours (given), and no startup hook is used
         self.ctx["redis"] = self.pool
-        while True:
+        while self.allow_pick_jobs:
+            # the whole queue: at start, once a slot frees, and after FALLBACK_WAITS empty waits
             await self._poll_iteration()
-            await self._wait_for_work()
+            while (job := await self._wait_for_work()) is not None:
+                if not self.allow_pick_jobs:
+                    # this worker is stopping (WorkerHost.stop): the job is for another one
+                    await self.jobs.hand_back_token(job)
+                    break
+                # the token's job, with no read of the queue first (a round trip less)
+                await self.start_jobs([job.encode()])
+                self._forget_finished()
+        # stopping: the running jobs finish or are cancelled, and this loop with them
+        await asyncio.get_running_loop().create_future()
 
-    async def _wait_for_work(self) -> None:
+    async def _wait_for_work(self) -> str | None:
+        """The job named by the next token, or None when the queue is to be read instead."""
         empty = 0
-        while empty < FALLBACK_WAITS:
+        while empty < FALLBACK_WAITS and self.allow_pick_jobs:
             if self.job_counter >= self.max_jobs:
                 # every slot taken: a token is for a worker that can start the job
                 self.slot_freed.clear()
                 await self.slot_freed.wait()
-                return
-            if await self.jobs.next_wake(self.poll_delay_s):
-                return
+                return None
+            # the first wait is shorter, to wait out of step with workers started together (loops.py)
+            token = await self.jobs.next_wake(self.next_wait)
+            self.next_wait = self.poll_delay_s
+            if token is not None:
+                # a job id is "tenant/id/fence"; an older version's token ("1") names no job
+                return token if "/" in token else None
             empty += 1
+        return None
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's start_jobs, each job checked, marked in progress and read by one script (store/jobs.py
+        `take`) where arq makes five round trips, and run by `_run` rather than arq's run_job."""
+        for job_id_b in job_ids:
+            await self.sem.acquire()
+            if self.job_counter >= self.max_jobs:
+                self.sem.release()
+                return
+            self.job_counter += 1
+            job_id = job_id_b.decode()
+            data: bytes | None = None
+            try:
+                data = await self.jobs.take(job_id, self.in_progress_ms)
+            finally:
+                if data is None:
+                    # not taken (another worker has it, or Redis failed): the slot is free again
+                    self.job_counter -= 1
+                    self.sem.release()
+            if data is not None:
+                task = asyncio.create_task(self._run(job_id, data))
+                task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+                self.tasks[job_id] = task
+
+    async def _run(self, job_id: str, data: bytes) -> None:
+        """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
+        (claim.lua), so arq's retry count, timeout and result are not kept."""
+        try:
+            name, args, kwargs, _, _ = deserialize_job_raw(data, deserializer=self.job_deserializer)
+            function = self.functions[name]
+        except (DeserializationError, KeyError):
+            log.exception("job %s cannot be run", job_id)
+            await self.jobs.finish(job_id)
+            return
+        try:
+            await function.coroutine({**self.ctx, "job_id": job_id}, *args, **kwargs)
+        except asyncio.CancelledError:
+            # the worker is stopping (WorkerHost.stop); its run was handed back or settled first
+            # (server/runner/jobs.py), and the job stays queued, as arq leaves a cancelled one
+            await asyncio.shield(self.jobs.release(job_id))
+            raise
+        except Exception:
+            log.exception("job %s failed", job_id)
+        await asyncio.shield(self.jobs.finish(job_id))
+
+    def _forget_finished(self) -> None:
+        # what arq's _poll_iteration does after starting jobs: `_run` catches its job's errors, and one
+        # Redis failed to finish it with ends the poll loop, which is run again (WorkerHost._supervise)
+        for job_id, task in list(self.tasks.items()):
+            if task.done():
+                del self.tasks[job_id]
+                task.result()
 
     def _release_sem_dec_counter_on_complete(self) -> None:
         super()._release_sem_dec_counter_on_complete()
@@ -88,13 +163,10 @@ class WorkerHost:
             handle_signals=False,
             max_jobs=settings.max_jobs,
             poll_delay=settings.poll_delay_ms / 1000,
-            keep_result=0,
-            max_tries=3,
             ctx={"runtime": runtime},
             job_serializer=job_serializer,
             job_deserializer=job_deserializer,
             health_check_interval=30,
-            log_results=False,
         )
         self.name = heartbeats.worker_name()
         self.polling = False
@@ -127,8 +199,12 @@ class WorkerHost:
             self.runtime.outage.failed("worker heartbeat", exc)
 
     async def _beat(self) -> None:
+        interval = self.runtime.settings.worker.heartbeat_seconds
+        # the first pause is shorter, to beat out of step with workers started together (loops.py)
+        wait = first_pause(interval)
         while True:
-            await asyncio.sleep(self.runtime.settings.worker.heartbeat_seconds)
+            await asyncio.sleep(wait)
+            wait = interval
             if self.polling:
                 await self._beat_once()
 

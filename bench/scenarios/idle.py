@@ -4,8 +4,9 @@ of them running.
 
 The stack's own worker(s) count among the idle workers; the scenario starts the rest, waits for each one's
 "worker ready" and a settle period, and stops them at the end. The workers run on the server's defaults
-(config/server.toml: the bench passes no IX_CONFIG): woken by a pub/sub message when a job is queued, with a
-2 s fallback poll. How commands are attributed to each worker is in bench/redis_watch.py.
+(config/server.toml: the bench passes no IX_CONFIG): each idle one waits for a queued job's token (a blocking
+pop of 2 s at most, server/worker_host.py) and reads the queue after 15 empty waits. How commands are
+attributed to each worker is in bench/redis_watch.py.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ async def _window(b: Bench, workers: list[Child], seconds: float) -> dict[str, A
 
 async def _pickups(b: Bench, workers: list[Child], prefix: str) -> dict[str, Any]:
     """Scenario 3's pickups with these workers running, and what each pickup cost Redis and the workers
-    together: every woken worker looks at the queue, so this grows with their number (it also holds
-    their idle traffic over the pickups' few seconds)."""
+    together: a job wakes one worker, so this grows with their number only by their idle traffic over the
+    pickups' few seconds, which it holds too."""
     pids = [pid for worker in workers for pid in worker.pids()]
     await b.redis.config_resetstat()
     cpu_before = cpu_seconds(pids)

@@ -22,6 +22,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "reap": (),
     "set_input": (),
     "wake": (),
+    "take": (),
 }
 
 
@@ -34,7 +35,18 @@ def source(name: str) -> str:
 
 
 class Scripts:
-    __slots__ = ("append", "cancel", "claim", "create", "finish", "reap", "requeue", "set_input", "wake")
+    __slots__ = (
+        "append",
+        "cancel",
+        "claim",
+        "create",
+        "finish",
+        "reap",
+        "requeue",
+        "set_input",
+        "take",
+        "wake",
+    )
 
     def __init__(self, redis: Redis) -> None:
         self.create: AsyncScript = redis.register_script(source("create"))
@@ -46,3 +58,4 @@ class Scripts:
         self.requeue: AsyncScript = redis.register_script(source("requeue"))
         self.set_input: AsyncScript = redis.register_script(source("set_input"))
         self.wake: AsyncScript = redis.register_script(source("wake"))
+        self.take: AsyncScript = redis.register_script(source("take"))
