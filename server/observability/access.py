@@ -15,7 +15,7 @@ import contextvars
 import logging
 import os
 import time
-from typing import Any, cast
+from typing import cast
 
 from . import logs
 from .context import RequestContext
@@ -28,8 +28,9 @@ _PATH_LIMIT = 512
 #: the longest query parameter name an access line shows
 _NAME_LIMIT = 32
 
-#: (when it ended, the ASGI scope, the status, bytes sent, duration in ms, its context)
-Entry = tuple[float, dict[str, Any], int, int, float, RequestContext]
+#: a request as its line needs it: when it ended, method, raw path, query string, status, bytes sent,
+#: duration in ms, its context (not its ASGI scope, which a batch would keep alive with all it holds)
+Entry = tuple[float, str, bytes, bytes, int, int, float, RequestContext]
 
 
 class AccessLog:
@@ -80,15 +81,14 @@ class AccessLog:
 
 
 def _line(entry: Entry, pid: int) -> logs.Line:
-    ended, scope, status, sent, duration_ms, request = entry
+    ended, method, raw_path, query_string, status, sent, duration_ms, request = entry
     # the path as sent; of the query, the names only (`?key=` is an API key)
-    path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+    path = raw_path.decode("latin-1")
     if len(path) > _PATH_LIMIT:
         path = path[:_PATH_LIMIT] + "..."
     if not path.isprintable():
         path = path.encode("unicode_escape").decode("ascii")
-    query = _query_names(scope.get("query_string", b""))
-    method = scope["method"]
+    query = _query_names(query_string)
     fields = {
         "method": method,
         "path": path,

@@ -40,13 +40,12 @@ class RequestObserver:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        sent = _sent_id(scope)
-        request = context.RequestContext(
-            sent if sent is not None and context.valid_request_id(sent) else context.new_request_id()
-        )
+        incoming = _incoming_id(scope)
+        kept = incoming is not None and context.valid_request_id(incoming)
+        request = context.RequestContext(incoming if kept and incoming else context.new_request_id())
         token = context.enter(request)
-        if sent is not None and sent != request.request_id:
-            log.debug("X-Request-Id %r is not 1-128 of A-Z a-z 0-9 . _ : -: replaced", sent[:64])
+        if incoming is not None and not kept:
+            log.debug("X-Request-Id %r is not 1-128 of A-Z a-z 0-9 . _ : -: replaced", incoming[:64])
         exchange = _Exchange(send, request.request_id.encode())
         access = self.access
         if access is None or not access.enabled():
@@ -59,10 +58,13 @@ class RequestObserver:
         try:
             await self.app(scope, receive, exchange.send)
         finally:
-            duration_ms = (time.perf_counter() - started) * 1000.0
-            # no status: the app failed before it answered (the server answers 500)
-            access.add((time.time(), scope, exchange.status or 500, exchange.sent, duration_ms, request))
             context.leave(token)
+            duration_ms = (time.perf_counter() - started) * 1000.0
+            path = scope.get("raw_path") or scope["path"].encode()
+            method, query = scope["method"], scope["query_string"]
+            # no status: the app failed before it answered (the server answers 500)
+            status = exchange.status or 500
+            access.add((time.time(), method, path, query, status, exchange.sent, duration_ms, request))
 
     def flush(self) -> None:
         """Write the access lines still waiting (at the app's end)."""
@@ -95,7 +97,7 @@ class _Exchange:
         await self._send(message)
 
 
-def _sent_id(scope: Message) -> str | None:
+def _incoming_id(scope: Message) -> str | None:
     """The client's (or its proxy's) X-Request-Id. An invalid one is replaced, not refused: proxies send
     odd ones, and a request must not fail over a header that only serves the logs."""
     for name, value in scope["headers"]:
