@@ -18,25 +18,31 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
+from pathlib import Path
+from typing import Any, cast
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
 from granian.http import HTTP1Settings
 from granian.log import LogLevels
+from redis import Redis as SyncRedis
+from redis.exceptions import RedisError
 
 from . import settings as settings_module
 from .config_errors import ConfigError
 from .launch import listen, orphans
 from .launch.lock import Holder, LockHeld, ServerLock
 from .launch.redis_process import RedisProcess, RedisStartError
-from .observability import logs
+from .observability import export, logs
 from .settings import Settings
 from .store import connection
 
 USAGE = """\
 Environment: REDIS_URL (default: a private Redis under IX_DATA_DIR, var/ of the checkout), HOST, PORT,
 WEB_PROCESSES, EMBEDDED_WORKER (1/0, default 1), IX_CONFIG (server.toml), IX_MODELS (models.toml),
-LOG_FORMAT (text/json), LOG_LEVEL (default info), ACCESS_LOG (1/0, default 1).
+LOG_FORMAT (text/json), LOG_LEVEL (default info), ACCESS_LOG (1/0, default 1), METRICS (1/0, default 1),
+METRICS_PORT (default: /metrics on PORT), PROMETHEUS_MULTIPROC_DIR (default: IX_DATA_DIR/metrics, or a
+temporary directory with REDIS_URL).
 Stop it with Ctrl-C or SIGTERM: running interactions are settled first."""
 
 
@@ -96,6 +102,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if lock is not None:
             lock.acquire(Holder(pid=os.getpid(), http=url))
         listen.check_free(settings.http.host, settings.http.port)
+        if settings.metrics.enabled and settings.metrics.port:
+            if settings.metrics.port == settings.http.port:
+                return fail(
+                    "metrics.port: must differ from http.port (0 serves /metrics on the API's port)", 2
+                )
+            listen.check_free(settings.http.host, settings.metrics.port)
         if lock is not None:
             redis_process = start_redis(settings, lock, url)
         asyncio.run(connection.check(os.environ["REDIS_URL"]))
@@ -122,6 +134,8 @@ def start_redis(settings: Settings, lock: ServerLock, url: str) -> RedisProcess:
 
 def serve(settings: Settings, url: str, *, embedded: bool) -> int:
     os.environ[orphans.PARENT_ENV] = str(os.getpid())
+    # before granian forks the web processes: they all write to this directory
+    metrics_dir, listener = start_metrics(settings, embedded)
     redis_url = logs.redact_url(os.environ["REDIS_URL"])
     announcer = listen.announce_when_listening(
         settings.http.host, settings.http.port, announcement(url, redis_url, embedded)
@@ -157,7 +171,32 @@ def serve(settings: Settings, url: str, *, embedded: bool) -> int:
         with contextlib.suppress(OSError):
             os.kill(announcer, signal.SIGTERM)
             os.waitpid(announcer, 0)
+        if listener is not None:
+            listener.shutdown()
+        if metrics_dir is not None and metrics_dir[1]:
+            export.remove(metrics_dir[0])
     return 0
+
+
+def start_metrics(settings: Settings, embedded: bool) -> tuple[tuple[Path, bool] | None, Any]:
+    """The web processes' shared metrics directory, and (`[metrics] port`) the scrape's own listener:
+    one in this process, which outlives any web process and so answers for all of them."""
+    if not settings.metrics.enabled:
+        return None, None
+    directory = export.prepare_directory(settings.data_dir if embedded else None)
+    if not settings.metrics.port:
+        return directory, None
+    redis_url, queue = os.environ["REDIS_URL"], settings.worker.queue_name
+    client = SyncRedis.from_url(redis_url, socket_timeout=settings.store.redis_timeout_seconds)
+
+    def depth() -> int | None:
+        try:
+            return cast(int, client.zcard(queue))
+        except (RedisError, OSError):
+            return None
+
+    registry = export.registry(export.QueueDepth(depth))
+    return directory, export.serve(settings.metrics.port, settings.http.host, registry)
 
 
 def delete_data(settings: Settings) -> int:

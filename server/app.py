@@ -10,10 +10,12 @@ from litestar import Litestar
 
 from . import settings as settings_module
 from .api import docs, health, interactions, openapi
+from .api import metrics as metrics_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
 from .launch import orphans
+from .observability import export, metrics
 from .observability.requests import RequestObserver
 from .runner.handle import DISCONNECTED
 from .runtime import Runtime
@@ -27,6 +29,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         orphans.die_with_launcher()
+        metrics.start(settings.metrics.enabled, [(route.match, route.backend) for route in settings.models])
         runtime = await Runtime.open(settings)
         host = None
         if settings.worker.embedded:
@@ -42,6 +45,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             control=runtime.control,
             events=runtime.events,
         )
+        app.state.ix_scrape = metrics_api.Scrape(runtime.store.redis, settings.worker.queue_name)
         try:
             yield
         finally:
@@ -54,9 +58,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
             finally:
                 # the access lines still waiting for their batch
                 observer.flush()
+                export.process_exit()
 
     app = Litestar(
-        route_handlers=[*interactions.HANDLERS, *health.HANDLERS, openapi.document, *docs.HANDLERS],
+        route_handlers=[
+            *interactions.HANDLERS,
+            *health.HANDLERS,
+            openapi.document,
+            *docs.HANDLERS,
+            *metrics_api.handlers(settings.metrics),
+        ],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,

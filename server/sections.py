@@ -133,6 +133,18 @@ class LogSettings(Section):
     access: bool = True
 
 
+class MetricsSettings(Section):
+    """Prometheus metrics (README, "Metrics"); METRICS, METRICS_PORT and METRICS_WORKER_PORT override."""
+
+    #: record metrics and serve them at /metrics
+    enabled: bool = True
+    #: 0: /metrics on the API's port; N: on port N instead, by a listener of the launcher (same host)
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0
+    #: a `python -m workers` process serves its own /metrics on this port (0: none), for workers that do
+    #: not share the web processes' PROMETHEUS_MULTIPROC_DIR
+    worker_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0
+
+
 class UpstreamRetrySettings(Section):
     attempts: PositiveInt = 4
     backoff_initial_seconds: NonNegativeFloat = 0.5
@@ -189,6 +201,7 @@ class ServerToml(Section):
     echo: EchoSettings = msgspec.field(default_factory=EchoSettings)
     embedded_redis: EmbeddedRedisSettings = msgspec.field(default_factory=EmbeddedRedisSettings)
     log: LogSettings = msgspec.field(default_factory=LogSettings)
+    metrics: MetricsSettings = msgspec.field(default_factory=MetricsSettings)
 
 
 class ModelsToml(Section):

@@ -1,9 +1,9 @@
 """Typed settings: the documented defaults in config/*.toml, then the environment on top.
 
 Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (true/false, 1/0, yes/no),
-IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL (either in any case), ACCESS_LOG (a boolean), IX_CONFIG (another
-server.toml), IX_MODELS (another models.toml). REDIS_URL, IX_CONFIG and IX_MODELS count as unset when
-empty; any other of them set to an empty value is an error.
+IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL (either in any case), ACCESS_LOG and METRICS (booleans), METRICS_PORT,
+METRICS_WORKER_PORT, IX_CONFIG (another server.toml), IX_MODELS (another models.toml). REDIS_URL,
+IX_CONFIG and IX_MODELS count as unset when empty; any other of them set to an empty value is an error.
 
 Every mistake in them is a `ConfigError` whose text is one line naming the file (or the variable), the
 field and the problem, so the entry points can print it as it is and exit.
@@ -41,6 +41,7 @@ from .sections import (
     HttpSettings,
     HttpUrl,
     LogSettings,
+    MetricsSettings,
     ModelRoute,
     ModelsToml,
     NonEmptyStr,
@@ -77,6 +78,7 @@ __all__ = [
     "HttpSettings",
     "HttpUrl",
     "LogSettings",
+    "MetricsSettings",
     "ModelRoute",
     "ModelsToml",
     "NonEmptyStr",
@@ -115,6 +117,7 @@ class Settings(msgspec.Struct, kw_only=True):
     echo: EchoSettings
     embedded_redis: EmbeddedRedisSettings
     log: LogSettings
+    metrics: MetricsSettings
     models: list[ModelRoute]
 
     @property
@@ -128,19 +131,9 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     server = _load_file(ServerToml, env, "IX_CONFIG", "server.toml")
     models = _load_file(ModelsToml, env, "IX_MODELS", "models.toml")
     server = _apply_environment(server, env)
-    return Settings(
-        redis_url=_redis_url(env),
-        http=server.http,
-        auth=server.auth,
-        store=server.store,
-        runner=server.runner,
-        worker=server.worker,
-        upstream_retry=server.upstream_retry,
-        echo=server.echo,
-        embedded_redis=server.embedded_redis,
-        log=server.log,
-        models=models.models,
-    )
+    # every section of server.toml, as loaded
+    sections = {name: getattr(server, name) for name in ServerToml.__struct_fields__}
+    return Settings(redis_url=_redis_url(env), models=models.models, **sections)
 
 
 def warnings(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -191,6 +184,9 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "LOG_FORMAT": ("log", "format"),
     "LOG_LEVEL": ("log", "level"),
     "ACCESS_LOG": ("log", "access"),
+    "METRICS": ("metrics", "enabled"),
+    "METRICS_PORT": ("metrics", "port"),
+    "METRICS_WORKER_PORT": ("metrics", "worker_port"),
 }
 #: variables whose values are names, taken in any case (LOG_LEVEL=DEBUG as much as debug)
 _ANY_CASE = frozenset({"LOG_FORMAT", "LOG_LEVEL"})

@@ -27,6 +27,7 @@ from arq.jobs import DeserializationError, deserialize_job_raw
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
+from .observability import metrics
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
@@ -121,12 +122,13 @@ class WakingWorker(Worker):
         """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
         (claim.lua), so arq's retry count, timeout and result are not kept."""
         try:
-            name, args, kwargs, _, _ = deserialize_job_raw(data, deserializer=self.job_deserializer)
+            name, args, kwargs, _, enqueued_ms = deserialize_job_raw(data, deserializer=self.job_deserializer)
             function = self.functions[name]
         except (DeserializationError, KeyError):
             log.exception("job %s cannot be run", job_id)
             await self.jobs.finish(job_id)
             return
+        metrics.picked_up(enqueued_ms)
         try:
             await function.coroutine({**self.ctx, "job_id": job_id}, *args, **kwargs)
         except asyncio.CancelledError:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -20,11 +21,9 @@ import msgspec
 from server import settings as settings_module
 from server.config_errors import ConfigError
 from server.launch import lock
-from server.observability import logs
-from server.runtime import Runtime
+from server.observability import export, logs
 from server.settings import Settings
 from server.store.connection import RedisUnavailable, RedisUrlError
-from server.worker_host import WorkerHost
 
 log = logging.getLogger("workers")
 
@@ -34,7 +33,8 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="python -m workers",
         description="A worker of the interaction server: runs background interactions from the queue.",
         epilog="Environment: REDIS_URL (default: the Redis of the `make run` of this checkout), IX_CONFIG, "
-        "IX_MODELS, IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL. Stop it with Ctrl-C or SIGTERM: running jobs get "
+        "IX_MODELS, IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL, METRICS, METRICS_WORKER_PORT, "
+        "PROMETHEUS_MULTIPROC_DIR. Stop it with Ctrl-C or SIGTERM: running jobs get "
         "worker.shutdown_grace_seconds.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
@@ -53,7 +53,42 @@ def with_redis(settings: Settings) -> Settings:
     return msgspec.structs.replace(settings, redis_url=holder.redis_url)
 
 
-async def work(settings: Settings) -> None:
+def start_metrics(settings: Settings, found_by_lock: bool) -> bool:
+    """This worker's metrics: in the web processes' directory when it shares theirs (given, or `make
+    run`'s own under its data dir when the lock found it), else on `[metrics] worker_port`, else none."""
+    if not settings.metrics.enabled:
+        return False
+    shared = settings.data_dir / "metrics"
+    if found_by_lock and not export.multiprocess() and shared.is_dir():
+        os.environ[export.ENV] = str(shared)
+    port = settings.metrics.worker_port
+    if port and export.multiprocess():
+        raise ConfigError(
+            f"metrics.worker_port: this worker writes to the web processes' {export.ENV} "
+            f"({os.environ[export.ENV]}), where their /metrics counts it; a port of its own would count "
+            "it twice: set one or the other"
+        )
+    if not port and not export.multiprocess():
+        log.info("this worker's metrics are not exported: set %s or metrics.worker_port", export.ENV)
+        return False
+    if port:
+        try:
+            export.serve(port, settings.http.host, export.registry(None))
+        except OSError as exc:
+            raise ConfigError(
+                f"metrics.worker_port: cannot listen on {port}: {exc.strerror or exc}"
+            ) from None
+    return True
+
+
+async def work(settings: Settings, metrics_on: bool) -> None:
+    # imported here, not at the top: prometheus-client picks its mode (PROMETHEUS_MULTIPROC_DIR) when it
+    # is first imported, and start_metrics may set that variable
+    from server.observability import metrics
+    from server.runtime import Runtime
+    from server.worker_host import WorkerHost
+
+    metrics.start(metrics_on, [(route.match, route.backend) for route in settings.models])
     runtime = await Runtime.open(settings)
     host = WorkerHost(runtime)
     await host.start()
@@ -68,17 +103,20 @@ async def work(settings: Settings) -> None:
     await stop.wait()
     await host.stop()
     await runtime.close()
+    export.process_exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments(argv)
     logs.configure_early("worker")
     try:
-        settings = with_redis(settings_module.load())
+        loaded = settings_module.load()
+        settings = with_redis(loaded)
+        logs.configure("worker", settings.log.format, settings.log.level)
+        metrics_on = start_metrics(settings, found_by_lock=loaded.redis_url is None)
     except ConfigError as exc:
         logs.console(logging.ERROR, str(exc))
         return 2
-    logs.configure("worker", settings.log.format, settings.log.level)
     for warning in settings_module.warnings(settings):
         log.warning("%s", warning)
     try:
@@ -88,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         pass
     try:
-        asyncio.run(work(settings))
+        asyncio.run(work(settings, metrics_on))
     except (RedisUnavailable, RedisUrlError) as exc:
         logs.console(logging.ERROR, str(exc))
         return 1

@@ -11,7 +11,7 @@ from litestar.enums import HttpMethod
 from litestar.response import Stream
 
 from ..errors import InvalidArgument
-from ..observability import context
+from ..observability import context, metrics
 from ..protocol import sse, views
 from ..protocol.codec import decode_create, json_encoder
 from ..protocol.interaction import is_interaction_id
@@ -67,7 +67,9 @@ def _response(reply: Reply | EventStream) -> Response[bytes] | Stream:
         if reply.interaction.id is not None:
             context.set_interaction(reply.interaction.id)
         return _json(reply.interaction)
-    return Stream(reply.frames, media_type="text/event-stream", headers=sse.HEADERS, status_code=200)
+    return Stream(
+        metrics.streaming(reply.frames), media_type="text/event-stream", headers=sse.HEADERS, status_code=200
+    )
 
 
 def _flag(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> bool:
@@ -119,6 +121,8 @@ async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | 
         raise InvalidArgument("`last_event_id` is only valid with `stream=true`", "last_event_id")
     if stream:
         replay = await state.events.prepare(tenant, interaction_id, last_event_id)
+        if last_event_id is not None:
+            metrics.stream_resumed()
         return _response(EventStream(frames=state.events.frames(replay)))
     record = await state.control.get(tenant, interaction_id)
     return _json(views.from_record(record, full_timeline=True, include_input=include_input))

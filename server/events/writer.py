@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import StoreConflict
+from ..observability import metrics
 from ..settings import RunnerSettings
 from ..store.outage import UNAVAILABLE, Outage
 from ..store.runs import RunBatch, Runs
@@ -174,11 +175,13 @@ class LogWriter:
             batches.append((entry, taken))
         failed = True
         results: list[StoreConflict | None] = []
+        started = time.perf_counter()
         try:
             results = await self.runs.append(
                 [RunBatch(e.tenant, e.interaction_id, e.fence, taken) for e, taken in batches]
             )
             failed = False
+            metrics.flushed(sum(len(taken) for _e, taken in batches), time.perf_counter() - started)
         finally:
             for index, (entry, taken) in enumerate(batches):
                 entry.inflight = None

@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from . import context
+from . import context, metrics
 from .access import AccessLog
 
 #: ASGI's callables, loosely typed: an app's own types (litestar's TypedDicts) are narrower than a wrapper
@@ -47,24 +47,23 @@ class RequestObserver:
         if incoming is not None and not kept:
             log.debug("X-Request-Id %r is not 1-128 of A-Z a-z 0-9 . _ : -: replaced", incoming[:64])
         exchange = _Exchange(send, request.request_id.encode())
-        access = self.access
-        if access is None or not access.enabled():
-            try:
-                await self.app(scope, receive, exchange.send)
-            finally:
-                context.leave(token)
-            return
         started = time.perf_counter()
         try:
             await self.app(scope, receive, exchange.send)
         finally:
             context.leave(token)
-            duration_ms = (time.perf_counter() - started) * 1000.0
-            path = scope.get("raw_path") or scope["path"].encode()
-            method, query = scope["method"], scope["query_string"]
+            seconds = time.perf_counter() - started
             # no status: the app failed before it answered (the server answers 500)
             status = exchange.status or 500
-            access.add((time.time(), method, path, query, status, exchange.sent, duration_ms, request))
+            # litestar's route template, once routed (None: no route matched), bounds the label
+            metrics.observe_request(scope["method"], scope.get("path_template"), status, seconds)
+            access = self.access
+            if access is not None and access.enabled():
+                path = scope.get("raw_path") or scope["path"].encode()
+                method, query = scope["method"], scope["query_string"]
+                access.add(
+                    (time.time(), method, path, query, status, exchange.sent, seconds * 1000.0, request)
+                )
 
     def flush(self) -> None:
         """Write the access lines still waiting (at the app's end)."""

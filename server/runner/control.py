@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from ..errors import InvalidArgument, NotFound, StatusChanged
+from ..observability import metrics
 from ..protocol import lifecycle, views
 from ..protocol import status as st
 from ..protocol.lifecycle import Event as Move
@@ -25,6 +28,7 @@ class Control:
     async def cancel(self, tenant: str, interaction_id: str) -> Record:
         """Cancel; answered once the run has saved its output (or, if no run acknowledges within the
         cancel's wait, once it is settled from its log)."""
+        started = time.perf_counter()
         try:
             prior = await self.store.runs.cancel(tenant, interaction_id, views.timestamp())
         except StatusChanged as exc:
@@ -39,6 +43,7 @@ class Control:
                 ) from None
             return await self.store.interactions.get(tenant, interaction_id)
         await self._settled(tenant, interaction_id, prior)
+        metrics.cancelled(started)
         return await self.store.interactions.get(tenant, interaction_id)
 
     async def _settled(self, tenant: str, interaction_id: str, prior: str) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import msgspec
 
 from ..errors import InvalidArgument, NotFound
+from ..observability import metrics
 from ..protocol import status as st
 from ..protocol import views
 from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
@@ -39,6 +40,13 @@ def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
     if config.model:
         return router.resolve(config.model, "model")
     return router.resolve(config.agent or "", "agent")
+
+
+def _mode_label(plan: CreatePlan) -> str:
+    """The mode of `ix_interactions_created_total` (a stored one; store=false is "stateless")."""
+    if plan.mode is Mode.BACKGROUND:
+        return "background"
+    return "stream" if plan.stream else "foreground"
 
 
 class Creator(UseCase):
@@ -76,6 +84,7 @@ class Creator(UseCase):
     async def _stored(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
+        metrics.created(plan.config.model or plan.config.agent or "", _mode_label(plan))
         if plan.mode is Mode.INLINE:
             return await self._inline(tenant, interaction_id, plan, backend, upstream_model)
         if plan.mode is Mode.BACKGROUND:
@@ -87,6 +96,7 @@ class Creator(UseCase):
     async def _stateless(
         self, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
+        metrics.created(plan.config.model or plan.config.agent or "", "stateless")
         fill_function_result_names([], plan.input_steps)
         request = upstream_request(plan.config, upstream_model, plan.input_steps)
         backend.check(request)

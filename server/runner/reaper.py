@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
+from ..observability import metrics
 from ..protocol import lifecycle
 from ..protocol import status as st
 from ..protocol.interaction import ErrorInfo
@@ -56,6 +57,7 @@ class Reaper:
 
     async def _look_after(self, tenant: str, interaction_id: str, run: RunState) -> None:
         if run.status == lifecycle.CANCELLING:
+            metrics.lost_run("cancel_saved")
             await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
             return
         if run.status not in lifecycle.UNFINISHED:
@@ -65,6 +67,7 @@ class Reaper:
             return
         message = LOST_WORKER if run.background else LOST_SERVER
         log.warning("failing %s: %s", keys.member(tenant, interaction_id), message)
+        metrics.lost_run("failed")
         error = ErrorInfo(code="worker_lost", message=message)
         await self.settler.settle_without_run(tenant, interaction_id, _lose(run.status), error)
 
@@ -77,6 +80,7 @@ class Reaper:
             return True
         if run.status == st.QUEUED:
             log.warning("queueing %s again: its job was lost before it started", member)
+            metrics.lost_run("requeued")
             await self.store.jobs.enqueue(tenant, interaction_id, run.fence)
             await self.store.runs.watch(tenant, interaction_id, pickup)
             return True
@@ -86,6 +90,7 @@ class Reaper:
         if run.attempts < self.runner.max_attempts and not assemble.has_output(frames):
             if await self.jobs.hand_back(tenant, interaction_id, run.fence, refund=False):
                 log.warning("re-running %s: its runner was lost (attempt %d)", member, run.attempts + 1)
+                metrics.lost_run("rerun")
             return True
         return False
 

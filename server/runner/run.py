@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Final
 
+from ..observability import metrics
 from ..protocol import lifecycle, views
 from ..protocol import status as st
 from ..protocol.events import InteractionCreated, InteractionStatusUpdate
@@ -41,6 +42,13 @@ class Runner:
     async def run(self, spec: RunSpec, handle: RunHandle, sink: Sink) -> RunResult:
         """Run to the end. A cancellation that did not come through `handle.stop` (a worker shutting
         down) propagates, with nothing settled: the caller hands the run back to the queue."""
+        timer = metrics.run_started(spec.request.model)
+        try:
+            return await self._run(spec, handle, sink, timer)
+        finally:
+            timer.left()
+
+    async def _run(self, spec: RunSpec, handle: RunHandle, sink: Sink, timer: metrics.Timer) -> RunResult:
         turn = TurnBuilder()
         if spec.announce:
             sink.emit(
@@ -53,7 +61,9 @@ class Runner:
             try:
                 async with contextlib.aclosing(self._upstream(spec)) as events:
                     async for event in events:
-                        produced = produced or _is_output(event)
+                        if not produced and _is_output(event):
+                            produced = True
+                            timer.first_output()
                         for api_event in turn.feed(event):
                             sink.emit(api_event)
                 status = turn.final_status()
@@ -74,6 +84,7 @@ class Runner:
         output = Output(steps=turn.steps, usage=turn.usage, errors=_errors(turn, error, handle.reason))
         end = RunEnd(event=_end_event(status, handle.reason), status=status, output=output, error=error)
         end.produced = produced
+        timer.ended(status, output.errors[0].code if output.errors else None, output.usage)
         return await sink.settle(end)
 
     async def _upstream(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
@@ -88,9 +99,11 @@ class Runner:
                         yield event
                 return
             except UpstreamError as exc:
+                metrics.upstream_error(spec.request.model, exc.status, exc.timeout, exc.misconfigured)
                 attempt += 1
                 if produced or not spec.background or not exc.retryable or attempt >= self.retry.attempts:
                     raise
+                metrics.upstream_retry(spec.request.model)
                 await asyncio.sleep(self._delay(exc, attempt))
 
     def _delay(self, exc: UpstreamError, attempt: int) -> float:

@@ -14,6 +14,8 @@ import time
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..observability import metrics
+
 log = logging.getLogger(__name__)
 
 #: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage)
@@ -28,6 +30,7 @@ class Outage:
         self.recovered_at = 0.0
 
     def failed(self, where: str, exc: BaseException) -> None:
+        metrics.redis_failed(where)
         if self.since is None:
             self.since = time.monotonic()
             log.warning("Redis unavailable (%s: %s); retrying quietly until it is back", where, exc)
