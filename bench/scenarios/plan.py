@@ -19,16 +19,20 @@ class Plan:
     flood_deltas: int
     first_event_samples: int
     first_token_delay: float
-    #: scenario 6 (bench/scenarios/many.py): streams of `drip_words` deltas, one every `drip_interval` but
-    #: the last, which comes once all are open and have been for `many_hold_seconds`,
-    #: `many_end_per_second` streams a second; at most `many_open_per_second` opened a second and
-    #: `many_opening` at once; the baseline relays `many_baseline_streams`
+    #: scenario 6 (bench/scenarios/many.py): `many_streams` streams of each variant, at most
+    #: `many_open_per_second` opened a second and `many_opening` at once. echo-slow's answer a word every
+    #: `many_echo_word_delay_ms`, each lasting until `many_echo_slack_seconds` after the ramp's planned end;
+    #: bench-drip's `drip_words` deltas, one every `drip_interval` but the last, which comes once all are
+    #: open and have been for `many_hold_seconds`. Either ends `many_end_per_second` streams a second. The
+    #: baseline relays `many_baseline_streams` drip streams
     many_streams: int
     many_baseline_streams: int
     many_open_per_second: float
     many_opening: int
     many_hold_seconds: float
     many_end_per_second: float
+    many_echo_word_delay_ms: int
+    many_echo_slack_seconds: float
     drip_words: int
     drip_interval: float
     memory_samples: int
@@ -64,6 +68,8 @@ class Plan:
             many_opening=100,
             many_hold_seconds=3.0,
             many_end_per_second=1000,
+            many_echo_word_delay_ms=3000,
+            many_echo_slack_seconds=10.0,
             drip_words=5,
             drip_interval=1.0,
             memory_samples=20,
@@ -99,6 +105,8 @@ class Plan:
             many_opening=50,
             many_hold_seconds=0.5,
             many_end_per_second=500,
+            many_echo_word_delay_ms=200,
+            many_echo_slack_seconds=1.0,
             drip_words=4,
             drip_interval=0.1,
             memory_samples=5,
