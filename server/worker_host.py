@@ -27,7 +27,7 @@ from arq.jobs import DeserializationError, deserialize_job_raw
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from .observability import metrics
+from .observability import context, metrics
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
@@ -40,9 +40,20 @@ log = logging.getLogger(__name__)
 _JOB_TIMEOUT_SECONDS = 24 * 3600
 
 
-async def run_interaction(ctx: dict[str, Any], tenant: str, interaction_id: str, fence: int) -> None:
+async def run_interaction(
+    ctx: dict[str, Any], tenant: str, interaction_id: str, fence: int, request_id: str | None = None
+) -> None:
+    """The job: under the id of the request that queued it (a new one for a job queued by no request), so
+    its log lines and its upstream call name that request."""
     runtime: Runtime = ctx["runtime"]
-    await runtime.jobs.run(tenant, interaction_id, fence)
+    valid = request_id is not None and context.valid_request_id(request_id)
+    request = context.RequestContext(request_id if valid and request_id else context.new_request_id())
+    request.tenant, request.interaction_id = tenant, interaction_id
+    token = context.enter(request)
+    try:
+        await runtime.jobs.run(tenant, interaction_id, fence)
+    finally:
+        context.leave(token)
 
 
 #: an idle worker reads the queue after this many token waits (of `worker.poll_delay_ms`) came back empty

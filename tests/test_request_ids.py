@@ -22,6 +22,7 @@ from .fakes.openai import openai_text_script
 from .log_lines import access_line
 from .replies import id_of, interaction
 from .support import TOPOLOGIES, Stack, new_key, running_stack, sdk, tenant_of
+from .waiting import until
 
 GENERATED = re.compile(r"[A-Za-z0-9_-]{16}")
 CREATE = "/v1beta/interactions"
@@ -160,3 +161,16 @@ def test_the_id_is_sent_upstream(http: httpx.Client, upstream: FakeServer) -> No
     )
     assert reply.status_code == 200, reply.text
     assert upstream.requests[-1].headers.get("x-request-id") == "to-the-upstream"
+
+
+def test_a_background_run_carries_the_id_of_the_request_that_queued_it(
+    http: httpx.Client, upstream: FakeServer
+) -> None:
+    """The job runs in the worker, another task and maybe another process: the id goes with the job."""
+    upstream.add(openai_text_script("Hello from the worker"))
+    body = {"model": "fake-model", "input": "hi", "background": True}
+    reply = http.post(CREATE, json=body, headers={"X-Request-Id": "queued-by-me"})
+    assert reply.status_code == 200, reply.text
+    interaction_id = reply.json()["id"]
+    until(lambda: http.get(f"{CREATE}/{interaction_id}").json()["status"] == "completed", timeout=20)
+    assert upstream.requests[-1].headers.get("x-request-id") == "queued-by-me"

@@ -12,7 +12,7 @@ import asyncio
 import msgspec
 
 from ..errors import InvalidArgument, NotFound
-from ..observability import metrics
+from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
 from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
@@ -75,6 +75,7 @@ class Creator(UseCase):
             # before the key is remembered: a refused create must not leave it pointing at nothing
             raise NotFound(prev)
         interaction_id = new_id()
+        context.set_interaction(interaction_id)
         if idempotency_key is not None:
             repeated = await self.idempotency.first_or_repeat(tenant, idempotency_key, interaction_id, body)
             if repeated is not None:

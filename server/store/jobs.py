@@ -14,6 +14,7 @@ from arq.constants import expires_extra_ms, result_key_prefix, retry_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import Redis
 
+from ..observability import context
 from . import keys
 from .commands import now_ms, typed
 from .scripts import Scripts
@@ -51,8 +52,11 @@ class Jobs:
         round trip, where arq's enqueue and a separate token took four."""
         job = keys.job_id(tenant, interaction_id, fence)
         now = now_ms()
+        # the request that queued it (none for a reaper's requeue): the run's logs and upstream call name it
+        request_id = context.request_id()
+        kwargs = {"request_id": request_id} if request_id else {}
         data = serialize_job(
-            JOB_NAME, (tenant, interaction_id, fence), {}, None, now, serializer=job_serializer
+            JOB_NAME, (tenant, interaction_id, fence), kwargs, None, now, serializer=job_serializer
         )
         await self.scripts.wake(
             keys=[keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)],
