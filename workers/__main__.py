@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
+from pathlib import Path
 
 import msgspec
 
@@ -68,6 +69,9 @@ def start_metrics(settings: Settings, found_by_lock: bool) -> bool:
             f"({os.environ[export.ENV]}), where their /metrics counts it; a port of its own would count "
             "it twice: set one or the other"
         )
+    if export.multiprocess():
+        # it may start before the server that makes the directory
+        Path(os.environ[export.ENV]).mkdir(parents=True, exist_ok=True)
     if not port and not export.multiprocess():
         log.info("this worker's metrics are not exported: set %s or metrics.worker_port", export.ENV)
         return False

@@ -78,10 +78,12 @@ REDIS_ERRORS = Counter(
     "ix_redis_errors_total", "Redis commands that failed (unreachable, timed out)", ["where"]
 )
 
+_MODES = ("stateless", "foreground", "stream", "background")
 _METHODS = frozenset({"GET", "POST", "DELETE", "OPTIONS", "HEAD", "PUT", "PATCH"})
 #: error codes this server writes (runner/run.py, jobs.py); an upstream's own code is `other`
-_CODES = frozenset({"failed", "upstream_timeout", "upstream_not_configured", "upstream_unavailable"})
-_CODES |= {"worker_stopped", "worker_lost"}
+_CODES = frozenset(
+    "failed upstream_timeout upstream_not_configured upstream_unavailable worker_stopped".split()
+)
 _UPSTREAM_STATUS = re.compile(r"upstream_[1-5][0-9][0-9]")
 _MAX_CACHED = 1024
 
@@ -95,7 +97,7 @@ _requests: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 class _Model:
     """A model's label, its backend, and its children."""
 
-    __slots__ = ("backend", "duration", "ended", "first", "label", "tokens_in", "tokens_out")
+    __slots__ = ("backend", "created", "duration", "ended", "first", "label", "tokens_in", "tokens_out")
 
     def __init__(self, label: str, backend: str) -> None:
         self.label = label
@@ -105,23 +107,21 @@ class _Model:
         self.tokens_in = TOKENS.labels(label, "input")
         self.tokens_out = TOKENS.labels(label, "output")
         self.ended: dict[tuple[str, str], Any] = {}
+        self.created = {mode: CREATED.labels(label, backend, mode) for mode in _MODES}
 
 
-def enable(routes: Sequence[tuple[str, str]], builtin: Sequence[str] = ("echo", "echo-slow")) -> None:
-    """Record from now on; `routes` are the configured (match, backend kind), which bound the labels."""
-    global _on
-    _routes[:] = [*routes, *((name, name) for name in builtin)]
-    _models.clear()
-    _on = True
-
-
-def start(on: bool, routes: Sequence[tuple[str, str]]) -> None:
-    """At a process's start (a web process, a worker process): record or not."""
+def start(
+    on: bool, routes: Sequence[tuple[str, str]], builtin: Sequence[str] = ("echo", "echo-slow")
+) -> None:
+    """At a process's start (a web process, a worker process): record or not. `routes` are the
+    configured (match, backend kind), which with the built-in models bound the model labels."""
     global _on
     _on = False
     if on:
         export.check_mode()
-        enable(routes)
+        _routes[:] = [*routes, *((name, name) for name in builtin)]
+        _models.clear()
+        _on = True
 
 
 def _model(name: str) -> _Model:
@@ -162,9 +162,9 @@ def observe_request(method: str, route: str | None, status: int, seconds: float)
 
 
 def created(model: str, mode: str) -> None:
+    """An interaction created; `mode` is one of _MODES."""
     if _on:
-        found = _model(model)
-        CREATED.labels(found.label, found.backend, mode).inc()
+        _model(model).created[mode].inc()
 
 
 class Usage(Protocol):

@@ -1,0 +1,203 @@
+"""Prometheus metrics (README, "Metrics"), scraped from real servers after real interactions through the
+official SDK: the counters and histograms with their labels and values, added up across web processes
+and a worker process sharing PROMETHEUS_MULTIPROC_DIR; label cardinality bounded by the configuration."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from google.genai._interactions import InternalServerError
+
+from .fakes.http import FakeServer, json_error
+from .fakes.loop import FakeLoop
+from .metrics_scrape import Samples, scrape
+from .replies import id_of, interaction
+from .support import new_key, running_stack, sdk
+from .waiting import until
+
+SLOW_WORDS = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow: cancelled long before
+
+
+@pytest.fixture(scope="module")
+def failing() -> Iterator[FakeServer]:
+    """An OpenAI-compatible upstream that answers every call with a 500."""
+    loop = FakeLoop()
+    fake: FakeServer = loop.call(FakeServer(json_error(500, {"error": {"message": "it broke"}})).start())
+    try:
+        yield fake
+    finally:
+        loop.call(fake.stop())
+        loop.close()
+
+
+def models_toml(fake: FakeServer) -> str:
+    return f'[[models]]\nmatch = "fake-*"\nbackend = "openai"\nbase_url = "{fake.base_url}/v1"\n'
+
+
+def test_a_scrape_after_a_few_interactions(tmp_path: Path, failing: FakeServer) -> None:
+    shared = tmp_path / "metrics"
+    # the worker is a process of its own, given the server's directory as an operator would
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(shared)}
+    with running_stack(tmp_path, models=models_toml(failing), workers=1, env=env) as stack:
+        client = sdk(stack.url, new_key())
+        for _ in range(2):
+            interaction(client.interactions.create(model="echo", input="two words"))
+        streamed = list(client.interactions.create(model="echo", input="a streamed one", stream=True))
+        assert streamed[-1].event_type == "interaction.completed"
+        job = interaction(
+            client.interactions.create(model="echo", input="in the background", background=True)
+        )
+        until(lambda: client.interactions.get(id_of(job)).status == "completed")
+        with client.interactions.get(id_of(job), stream=True, last_event_id="evt_2") as resumed:
+            assert [event.event_type for event in resumed][-1] == "interaction.completed"
+        slow = interaction(client.interactions.create(model="echo-slow", input=SLOW_WORDS, background=True))
+        until(lambda: client.interactions.get(id_of(slow)).status == "in_progress")
+        time.sleep(0.3)
+        assert client.interactions.cancel(id_of(slow)).status == "cancelled"
+        with pytest.raises(InternalServerError):
+            client.interactions.create(model="fake-model", input="fails upstream")
+        until(lambda: scrape(stack.url).value("ix_runs_in_flight") == 0)
+        samples = scrape(stack.url)
+    check_creates_and_runs(samples)
+    check_the_rest(samples)
+
+
+def check_creates_and_runs(samples: Samples) -> None:
+    created = "ix_interactions_created_total"
+    assert samples.value(created, model="echo", backend="echo", mode="foreground") == 2
+    assert samples.value(created, model="echo", backend="echo", mode="stream") == 1
+    assert samples.value(created, model="echo", backend="echo", mode="background") == 1
+    assert samples.value(created, model="echo-slow", backend="echo-slow", mode="background") == 1
+    assert samples.value(created, model="fake-*", backend="openai", mode="foreground") == 1
+    ended = "ix_runs_ended_total"
+    assert samples.value(ended, model="echo", status="completed", error_code="") == 4
+    assert samples.value(ended, model="echo-slow", status="cancelled", error_code="") == 1
+    assert samples.value(ended, model="fake-*", status="failed", error_code="upstream_500") == 1
+    assert samples.value("ix_run_duration_seconds_count", model="echo") == 4
+    assert samples.value("ix_time_to_first_token_seconds_count", model="echo") == 4
+    # "two words" twice, echoed: the echo models count a word as a token
+    assert samples.value("ix_tokens_total", model="echo", direction="output") >= 4
+    assert samples.value("ix_tokens_total", model="echo", direction="input") >= 4
+    assert samples.value("ix_runs_in_flight") == 0
+
+
+def check_the_rest(samples: Samples) -> None:
+    # both background jobs were taken by the worker process: its values are in the web's scrape
+    assert samples.value("ix_job_pickup_seconds_count") == 2
+    assert samples.value("ix_cancels_total") == 1
+    assert samples.value("ix_cancel_seconds_count") == 1
+    assert samples.value("ix_upstream_errors_total", backend="openai", status="500") == 1
+    assert samples.value("ix_stream_resumes_total") == 1
+    assert samples.value("ix_active_streams") == 0
+    assert samples.value("ix_queue_depth") == 0
+    assert samples.value("ix_event_log_flush_events_count") >= 1
+    assert samples.value("ix_event_log_flush_seconds_count") >= 1
+    route = "/{version}/interactions"
+    creates = samples.matching("ix_http_requests_total", method="POST", route=route)
+    assert sum(value for labels, value in creates if labels["status"] == "200") == 5
+    assert sum(value for labels, value in creates if labels["status"].startswith("5")) == 1
+    assert samples.value("ix_http_request_duration_seconds_count", method="POST", route=route) == 6
+    cancels = samples.matching(
+        "ix_http_requests_total", route="/{version}/interactions/{interaction_id}/cancel"
+    )
+    assert [value for _labels, value in cancels] == [1]
+
+
+def test_two_web_processes_add_up(tmp_path: Path) -> None:
+    shared = tmp_path / "metrics"
+    env = {"WEB_PROCESSES": "2", "EMBEDDED_WORKER": "1", "PROMETHEUS_MULTIPROC_DIR": str(shared)}
+    with running_stack(tmp_path, env=env) as stack:
+        key = new_key()
+        for _ in range(40):
+            # a connection each, so that both processes take some
+            response = httpx.post(
+                f"{stack.url}/v1beta/interactions",
+                headers={"x-goog-api-key": key},
+                json={"model": "echo", "input": "hi"},
+            )
+            assert response.status_code == 200
+        # every scrape, whichever process answers it, holds both processes' counts
+        values = {
+            scrape(stack.url).value(
+                "ix_interactions_created_total", model="echo", backend="echo", mode="foreground"
+            )
+            for _ in range(6)
+        }
+        writers = {path.name.rsplit("_", 1)[1] for path in shared.glob("counter_*.db")}
+    assert values == {40}
+    assert len(writers) == 2
+
+
+def test_metrics_off_answer_404(tmp_path: Path) -> None:
+    with running_stack(tmp_path, env={"METRICS": "0"}) as stack:
+        assert httpx.get(f"{stack.url}/metrics").status_code == 404
+        assert httpx.get(f"{stack.url}/healthz").status_code == 200
+
+
+def test_metrics_on_a_port_of_their_own(tmp_path: Path) -> None:
+    from server.launch.redis_process import free_port
+
+    port = free_port()
+    with running_stack(tmp_path, env={"METRICS_PORT": str(port), "EMBEDDED_WORKER": "1"}) as stack:
+        interaction(sdk(stack.url, new_key()).interactions.create(model="echo", input="hi"))
+        assert httpx.get(f"{stack.url}/metrics").status_code == 404
+        samples = scrape(f"http://127.0.0.1:{port}")
+    assert (
+        samples.value("ix_interactions_created_total", model="echo", backend="echo", mode="foreground") == 1
+    )
+    assert samples.value("ix_queue_depth") == 0
+
+
+def test_labels_stay_bounded(tmp_path: Path, failing: FakeServer) -> None:
+    with running_stack(tmp_path, models=models_toml(failing), env={"EMBEDDED_WORKER": "1"}) as stack:
+        key = new_key()
+        with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}) as http:
+            for index in range(50):
+                # unknown names are refused; names a glob route takes are its one label
+                assert http.post(
+                    "/v1beta/interactions", json={"model": f"nope-{index}", "input": "x"}
+                ).is_error
+                http.post("/v1beta/interactions", json={"model": f"fake-{index}", "input": "x"})
+                http.get(f"/no/such/path/{index}")
+        samples = scrape(stack.url)
+    models = {labels["model"] for name, labels, _v in samples.all if "model" in labels}
+    assert models <= {"echo", "echo-slow", "fake-*"}
+    assert samples.value("ix_upstream_errors_total", backend="openai", status="500") == 50
+    routes = {labels["route"] for name, labels, _v in samples.all if name == "ix_http_requests_total"}
+    assert "unmatched" in routes and not any("no/such" in route for route in routes)
+
+
+def test_a_worker_on_its_own_port(tmp_path: Path) -> None:
+    """A worker that does not share the server's directory (another host) serves its own values."""
+    from server.launch.redis_process import free_port
+
+    port = free_port()
+    with running_stack(tmp_path, workers=1, env={"METRICS_WORKER_PORT": str(port)}) as stack:
+        client = sdk(stack.url, new_key())
+        job = interaction(client.interactions.create(model="echo", input="hi", background=True))
+        until(lambda: client.interactions.get(id_of(job)).status == "completed")
+        worker = scrape(f"http://127.0.0.1:{port}")
+        web = scrape(stack.url)
+    assert worker.value("ix_job_pickup_seconds_count") == 1
+    assert worker.value("ix_runs_ended_total", model="echo", status="completed", error_code="") == 1
+    # the web process only queued it
+    assert web.value("ix_job_pickup_seconds_count") == 0
+    assert web.value("ix_interactions_created_total", model="echo", backend="echo", mode="background") == 1
+
+
+def test_redis_errors_are_counted_and_the_scrape_still_answers(tmp_path: Path) -> None:
+    with running_stack(tmp_path, env={"EMBEDDED_WORKER": "1"}) as stack:
+        stack.redis.stop()
+
+        def counted() -> Samples | None:
+            samples = scrape(stack.url)
+            return samples if samples.matching("ix_redis_errors_total", where="reaper") else None
+
+        samples = until(counted, timeout=15)
+    assert samples.value("ix_redis_errors_total", where="metrics queue depth") >= 1
+    # the depth is not known: no sample, rather than a false zero
+    assert not samples.matching("ix_queue_depth")
