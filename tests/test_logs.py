@@ -24,7 +24,7 @@ from server.config_errors import ConfigError
 from server.observability import context, logs
 
 from .fakes.http import FakeServer, Script
-from .fakes.loop import FakeLoop
+from .fakes.loop import fake_in_thread
 from .fakes.openai import openai_text_script
 from .log_lines import json_lines
 from .support import ROOT, TOPOLOGIES, Process, Stack, new_key, running_stack
@@ -40,13 +40,8 @@ UPSTREAM_KEY_ENV = "IX_TEST_LOGS_UPSTREAM_KEY"
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[FakeServer]:
-    loop = FakeLoop()
-    fake: FakeServer = loop.call(FakeServer().start())
-    try:
+    with fake_in_thread(FakeServer()) as fake:
         yield fake
-    finally:
-        loop.call(fake.stop())
-        loop.close()
 
 
 def processes_of(stack: Stack) -> list[Process]:

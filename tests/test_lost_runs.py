@@ -19,7 +19,7 @@ import pytest
 import redis as sync_redis
 
 from .fakes.http import FakeServer
-from .fakes.loop import FakeLoop
+from .fakes.loop import fake_in_thread
 from .fakes.openai import openai_text_script
 from .sse import events
 from .support import Stack, new_key, running_stack, tenant_of
@@ -32,13 +32,8 @@ LEASE = 1.5
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeServer]:
-    loop = FakeLoop()
-    server: FakeServer = loop.call(FakeServer().start())
-    try:
+    with fake_in_thread(FakeServer()) as server:
         yield server
-    finally:
-        loop.call(server.stop())
-        loop.close()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from google.genai._interactions import InternalServerError
 
 from .fakes.http import FakeServer, json_error
-from .fakes.loop import FakeLoop
+from .fakes.loop import fake_in_thread
 from .metrics_scrape import Samples, scrape
 from .replies import id_of, interaction
 from .support import new_key, running_stack, sdk
@@ -25,13 +25,8 @@ SLOW_WORDS = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow: cancell
 @pytest.fixture(scope="module")
 def failing() -> Iterator[FakeServer]:
     """An OpenAI-compatible upstream that answers every call with a 500."""
-    loop = FakeLoop()
-    fake: FakeServer = loop.call(FakeServer(json_error(500, {"error": {"message": "it broke"}})).start())
-    try:
+    with fake_in_thread(FakeServer(json_error(500, {"error": {"message": "it broke"}}))) as fake:
         yield fake
-    finally:
-        loop.call(fake.stop())
-        loop.close()
 
 
 def models_toml(fake: FakeServer) -> str:

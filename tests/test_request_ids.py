@@ -17,7 +17,7 @@ from google.genai._interactions import NotFoundError
 from server.api.errors import REQUEST_INFO
 
 from .fakes.http import FakeServer
-from .fakes.loop import FakeLoop
+from .fakes.loop import fake_in_thread
 from .fakes.openai import openai_text_script
 from .log_lines import access_line
 from .replies import id_of, interaction
@@ -30,13 +30,8 @@ CREATE = "/v1beta/interactions"
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[FakeServer]:
-    loop = FakeLoop()
-    fake: FakeServer = loop.call(FakeServer().start())
-    try:
+    with fake_in_thread(FakeServer()) as fake:
         yield fake
-    finally:
-        loop.call(fake.stop())
-        loop.close()
 
 
 @pytest.fixture(scope="module")

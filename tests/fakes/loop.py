@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
+
+from .http import FakeServer
 
 T = TypeVar("T")
 
@@ -23,3 +26,15 @@ class FakeLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
         self.loop.close()
+
+
+@contextlib.contextmanager
+def fake_in_thread(fake: FakeServer) -> Iterator[FakeServer]:
+    """`fake` started on a loop of its own (for a module of sync tests), stopped with its loop at the end."""
+    loop = FakeLoop()
+    started: FakeServer = loop.call(fake.start())
+    try:
+        yield started
+    finally:
+        loop.call(started.stop())
+        loop.close()

@@ -9,9 +9,6 @@ its followers saw (a re-run would show them a second answer).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from server.protocol import status as st
 from server.runner import assemble
@@ -23,16 +20,6 @@ from .harness import Frames, ScriptedBackend, reply_of, steps_text
 
 TENANT = "tenant-jobs"
 BACKGROUND = {"model": "scripted", "input": "hi", "background": True}
-
-
-@pytest.fixture
-async def worker(runtime: Runtime) -> AsyncIterator[WorkerHost]:
-    host = WorkerHost(runtime)
-    await host.start()
-    try:
-        yield host
-    finally:
-        await host.stop(grace=0.5)
 
 
 async def follow(runtime: Runtime, interaction_id: str) -> Frames:

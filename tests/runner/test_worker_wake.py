@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from typing import cast
 
-import pytest
 from arq.connections import ArqRedis
 
 from server.protocol import status as st
@@ -24,16 +23,6 @@ from .harness import reply_of
 
 TENANT = "tenant-wake"
 ECHO = {"model": "echo", "input": "hi", "background": True}
-
-
-@pytest.fixture
-async def worker(runtime: Runtime) -> AsyncIterator[WorkerHost]:
-    host = WorkerHost(runtime)
-    await host.start()
-    try:
-        yield host
-    finally:
-        await host.stop(grace=0.5)
 
 
 def count_queue_reads(worker: WakingWorker) -> list[int]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -31,23 +30,10 @@ from .raw_http import (
     free_port,
     head,
     post,
-    servers,
     silent,
     sized,
 )
 from .raw_http import client as new_client
-
-
-@pytest.fixture
-async def start() -> AsyncIterator[Start]:
-    async with servers() as start:
-        yield start
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[Client]:
-    async with new_client() as client:
-        yield client
 
 
 async def test_a_content_length_body_arrives_whole_with_status_reason_and_lowercased_headers(

@@ -8,7 +8,6 @@ import asyncio
 import gzip
 import random
 import zlib
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,23 +23,10 @@ from .raw_http import (
     eventually,
     head,
     post,
-    servers,
     sized,
     soon,
 )
 from .raw_http import client as new_client
-
-
-@pytest.fixture
-async def start() -> AsyncIterator[Start]:
-    async with servers() as start:
-        yield start
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[Client]:
-    async with new_client() as client:
-        yield client
 
 
 async def test_a_gzip_body_is_decoded(start: Start, client: Client) -> None:

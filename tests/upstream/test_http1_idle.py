@@ -4,19 +4,10 @@ past the keep-alive, even when no further request comes to reuse or trim them.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from server.upstream.http1 import Client
 
-from .raw_http import Start, answer_each, body, eventually, post, servers, sized
-
-
-@pytest.fixture
-async def start() -> AsyncIterator[Start]:
-    async with servers() as start:
-        yield start
+from .raw_http import Start, answer_each, body, eventually, post, sized
 
 
 async def test_a_burst_keeps_at_most_max_idle_connections(start: Start) -> None:

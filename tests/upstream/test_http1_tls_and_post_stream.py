@@ -6,7 +6,6 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgspec
@@ -17,14 +16,8 @@ from server.upstream.base import UpstreamError
 from server.upstream.http1 import ConnectFailed
 from server.upstream.transport import UpstreamClient, post_stream
 
-from .raw_http import Peer, Start, answer_each, body, chunk, free_port, head, post, servers, silent, sized
+from .raw_http import Peer, Start, answer_each, body, chunk, free_port, head, post, silent, sized
 from .raw_http import client as new_client
-
-
-@pytest.fixture
-async def start() -> AsyncIterator[Start]:
-    async with servers() as start:
-        yield start
 
 
 @pytest.fixture(scope="module")
