@@ -18,9 +18,11 @@ import pytest
 import redis.asyncio as aioredis
 from google import genai
 
+from server import settings as settings_module
 from server.launch.redis_process import RedisProcess, free_port
 from server.runner.handle import DISCONNECTED
 from server.runtime import Runtime
+from server.store.store import Store
 
 from .inproc import ThreadedApp, threaded, write_settings
 from .runner.harness import ScriptedBackend
@@ -186,6 +188,18 @@ def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisPro
         yield process
     finally:
         process.stop()
+
+
+@pytest.fixture
+async def store(private_redis: RedisProcess) -> AsyncIterator[Store]:
+    """The store in-process, against the session's private redis-server, flushed per test."""
+    settings = settings_module.load({"REDIS_URL": private_redis.url})
+    opened = await Store.open(settings)
+    await opened.redis.flushdb()  # this session's own Redis: used by nothing else now
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
 @pytest.fixture

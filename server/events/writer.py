@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 
 #: runs in one script call
 _RUNS_PER_CALL = 200
+#: script calls of one tick under way at once: a heartbeat over 10,000 runs is 50 calls, and one after
+#: another, each waiting its turn on a busy loop, they outlasted the lease; at once, they take a few turns
+_CALLS_IN_FLIGHT = 8
 
 #: told why a run's write was refused (a cancel, a takeover), or None when the log could not be written
 #: for a lease period
@@ -144,18 +147,39 @@ class LogWriter:
                 last_beat = time.monotonic()
             batch = list(self.entries) if beat else list(self.dirty)
             self.dirty.clear()
-            for start in range(0, len(batch), _RUNS_PER_CALL):
-                try:
-                    await self._flush(batch[start : start + _RUNS_PER_CALL])
-                    self.outage.answered()
-                except asyncio.CancelledError:
-                    raise
-                except UNAVAILABLE as exc:
-                    # what was not written stays pending, for the next tick or the settle
-                    self.outage.failed("event log", exc)
-                    self._give_up_waiting_clients()
-                except Exception:
-                    log.exception("event log flush failed; retrying on the next tick")
+            await self._flush_all(
+                [batch[i : i + _RUNS_PER_CALL] for i in range(0, len(batch), _RUNS_PER_CALL)]
+            )
+
+    async def _flush_all(self, chunks: list[list[LogEntry]]) -> None:
+        """One tick's calls, a few at a time; an outage is reported once for the tick."""
+        if len(chunks) == 1:
+            failures = [await self._flush_reporting(chunks[0])]
+        else:
+            gate = asyncio.Semaphore(_CALLS_IN_FLIGHT)
+
+            async def one(chunk: list[LogEntry]) -> BaseException | None:
+                async with gate:
+                    return await self._flush_reporting(chunk)
+
+            failures = await asyncio.gather(*(one(chunk) for chunk in chunks))
+        outage = next((exc for exc in failures if exc is not None), None)
+        if outage is not None:
+            # what was not written stays pending, for the next tick or the settle
+            self.outage.failed("event log", outage)
+            self._give_up_waiting_clients()
+        elif failures:
+            self.outage.answered()
+
+    async def _flush_reporting(self, entries: list[LogEntry]) -> BaseException | None:
+        """`_flush`, answering the outage that stopped it (None when Redis answered)."""
+        try:
+            await self._flush(entries)
+        except UNAVAILABLE as exc:
+            return exc
+        except Exception:
+            log.exception("event log flush failed; retrying on the next tick")
+        return None
 
     def _give_up_waiting_clients(self) -> None:
         """A run whose client waits for frames that could not be written for a lease period is stopped:
