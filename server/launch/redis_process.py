@@ -97,8 +97,12 @@ class RedisProcess:
                 conn = socket.create_connection(("127.0.0.1", self.port), timeout=0.2)
             else:
                 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                conn.settimeout(0.2)
-                conn.connect(str(self.socket_path))
+                try:
+                    conn.settimeout(0.2)
+                    conn.connect(str(self.socket_path))
+                except OSError:
+                    conn.close()  # a socket that never connected is still a descriptor
+                    raise
         except OSError:
             return False
         with conn:

@@ -1,0 +1,154 @@
+"""The pipelined client of the request path's scripts (server/store/direct.py) against real redis-servers:
+replies in order under concurrency, scripts reloaded after a flush, a database and a unix socket from the
+URL, and a frozen, killed or restarted Redis as a bounded error followed by a working connection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from server.launch.redis_process import RedisProcess, free_port
+from server.store.direct import DirectRedis, encode, sha1
+from tests.support import start_own_redis
+
+SCRIPT = b"redis.call('SET', KEYS[1], ARGV[1]); return {redis.call('GET', KEYS[1]), tonumber(ARGV[2]) * 2}"
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A redis-server of this test alone, to freeze, kill and restart."""
+    process = start_own_redis(RedisProcess(tmp_path / "redis", port=free_port(), appendonly=False))
+    try:
+        yield process
+    finally:
+        process.stop(kill=True)
+
+
+@pytest.fixture
+async def direct(private_redis: RedisProcess) -> AsyncIterator[DirectRedis]:
+    client = DirectRedis(private_redis.url + "/5", bound=2.0, connect_timeout=2.0)
+    await client.execute("FLUSHDB")  # this session's own Redis, database 5: used by nothing else
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def test_commands_are_resp_arrays_of_bulk_strings() -> None:
+    assert encode(["SET", "k", b"v\r\n", 7, 1.5]) == (
+        b"*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$1\r\n7\r\n$3\r\n1.5\r\n"
+    )
+    with pytest.raises(TypeError, match="NoneType"):
+        encode(["SET", None])
+
+
+async def test_every_kind_of_reply_reaches_its_own_caller(direct: DirectRedis) -> None:
+    assert await direct.execute("SET", "k", "v") == b"OK"
+    assert await direct.execute("GET", "k") == b"v"
+    assert await direct.execute("GET", "missing") is None
+    assert await direct.execute("RPUSH", "l", "a", "b") == 2
+    assert await direct.execute("LRANGE", "l", 0, -1) == [b"a", b"b"]
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        await direct.execute("GET", "l")
+    # a thousand callers at once, pipelined on a few connections: each gets the reply to its command
+    replies = await asyncio.gather(*(direct.execute("INCRBY", f"n{i % 7}", i) for i in range(1000)))
+    totals: dict[int, int] = {}
+    for i, reply in enumerate(replies):
+        totals[i % 7] = totals.get(i % 7, 0) + i
+        assert isinstance(reply, int)
+    for key, total in totals.items():
+        assert int(await direct.execute("GET", f"n{key}")) == total
+    assert sum(conn is not None for conn in direct.connections) <= 4
+
+
+async def test_a_script_is_loaded_again_after_redis_forgets_it(direct: DirectRedis) -> None:
+    sha = sha1(SCRIPT)
+    assert await direct.evalsha(sha, SCRIPT, ["s"], [b"x", 21]) == [b"x", 42]
+    await direct.execute("SCRIPT", "FLUSH")
+    assert await direct.evalsha(sha, SCRIPT, ["s"], [b"y", 2]) == [b"y", 4]
+    with pytest.raises(ResponseError):
+        await direct.evalsha(sha1(b"return redis.call('NOPE')"), b"return redis.call('NOPE')", [], [])
+
+
+async def test_the_url_chooses_the_database_and_a_unix_socket(tmp_path: Path) -> None:
+    unix = RedisProcess(tmp_path / "unix", appendonly=False).start()
+    try:
+        client = DirectRedis(unix.url + "?db=3", bound=2.0, connect_timeout=2.0)
+        await client.execute("SET", "here", "3")
+        await client.aclose()
+        check = aioredis.Redis.from_url(unix.url + "?db=3")
+        assert await check.get("here") == b"3"
+        await check.aclose()
+    finally:
+        unix.stop()
+
+
+async def test_a_cancelled_caller_does_not_shift_the_replies(direct: DirectRedis) -> None:
+    slow = asyncio.create_task(direct.execute("BLPOP", "nothing", "0.2"))
+    await asyncio.sleep(0.05)
+    slow.cancel()
+    # queued behind the sleep on the same connection (it is the only one with a command waiting)
+    assert await direct.execute("ECHO", "after") == b"after"
+    assert slow.cancelled()
+
+
+async def test_a_frozen_redis_is_a_timeout_within_the_bound_and_a_new_connection_after(
+    own_redis: RedisProcess,
+) -> None:
+    client = DirectRedis(own_redis.url, bound=0.5, connect_timeout=1.0)
+    assert own_redis.process is not None
+    try:
+        assert await client.execute("PING") == b"PONG"
+        os.kill(own_redis.process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        try:
+            with pytest.raises(TimeoutError):
+                await client.execute("PING")
+            assert time.monotonic() - started < 2.0
+        finally:
+            os.kill(own_redis.process.pid, signal.SIGCONT)
+        assert await client.execute("PING") == b"PONG"
+    finally:
+        await client.aclose()
+
+
+async def test_a_restarted_redis_fails_what_was_waiting_and_serves_what_comes_after(
+    own_redis: RedisProcess,
+) -> None:
+    client = DirectRedis(own_redis.url, bound=5.0, connect_timeout=1.0)
+    try:
+        waiting = asyncio.create_task(client.execute("BLPOP", "nothing", "1"))
+        await asyncio.sleep(0.2)
+        own_redis.stop(kill=True)
+        with pytest.raises(ConnectionError):
+            await waiting
+        with pytest.raises(ConnectionError):  # refused while it is down
+            await client.execute("PING")
+        start_own_redis(own_redis, may_move=False)
+        assert await client.execute("PING") == b"PONG"
+    finally:
+        await client.aclose()
+
+
+async def test_the_url_password_is_sent_and_a_wrong_one_is_refused(own_redis: RedisProcess) -> None:
+    admin = aioredis.Redis.from_url(own_redis.url)
+    await admin.config_set("requirepass", "s3cret")
+    await admin.aclose()
+    host = own_redis.url.removeprefix("redis://")
+    client = DirectRedis(f"redis://:s3cret@{host}/2", bound=2.0, connect_timeout=2.0)
+    wrong = DirectRedis(f"redis://:nope@{host}", bound=2.0, connect_timeout=2.0)
+    try:
+        assert await client.execute("SET", "k", "v") == b"OK"
+        with pytest.raises(ResponseError, match="WRONGPASS|invalid"):
+            await wrong.execute("PING")
+    finally:
+        await client.aclose()
+        await wrong.aclose()
