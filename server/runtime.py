@@ -3,7 +3,7 @@ settings in one place, and torn down again.
 
 Web processes and worker processes build the same runtime: the store (both Redis clients), the backends'
 HTTP clients, the use cases, and three supervised background loops: the broadcast listener, the reaper of
-lost runs and the event-log writer.
+lost runs and the event-log writer; and, when the OTEL_* variables name a collector, its tracer.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from .events.log import EventLog
 from .events.writer import LogWriter
+from .observability import tracing
 from .runner import signals
 from .runner.control import Control
 from .runner.create import Creator
@@ -73,8 +74,11 @@ class Runtime:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    async def open(cls, settings: Settings) -> Runtime:
+    async def open(cls, settings: Settings, process: str = "web") -> Runtime:
+        """`process`: what this process is (web, worker), for its traces' resource."""
         _tune_collector()
+        # in the process itself (a web process starts after granian forked it), before the store's scripts
+        tracing.start(process)
         runtime = cls(settings, await Store.open(settings))
         await runtime._start_loops()
         return runtime
@@ -110,3 +114,5 @@ class Runtime:
                 await task
         await self.router.aclose()
         await self.store.close()
+        # the spans still waiting for their batch
+        tracing.shutdown()

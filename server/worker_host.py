@@ -27,7 +27,7 @@ from arq.jobs import DeserializationError, deserialize_job_raw
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from .observability import context, metrics
+from .observability import context, metrics, spans
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
@@ -41,17 +41,24 @@ _JOB_TIMEOUT_SECONDS = 24 * 3600
 
 
 async def run_interaction(
-    ctx: dict[str, Any], tenant: str, interaction_id: str, fence: int, request_id: str | None = None
+    ctx: dict[str, Any],
+    tenant: str,
+    interaction_id: str,
+    fence: int,
+    request_id: str | None = None,
+    trace: dict[str, str] | None = None,
 ) -> None:
     """The job: under the id of the request that queued it (a new one for a job queued by no request), so
-    its log lines and its upstream call name that request."""
+    its log lines and its upstream call name that request, and in the trace it was queued in, if any."""
     runtime: Runtime = ctx["runtime"]
     valid = request_id is not None and context.valid_request_id(request_id)
     request = context.RequestContext(request_id if valid and request_id else context.new_request_id())
     request.tenant, request.interaction_id = tenant, interaction_id
     token = context.enter(request)
     try:
-        await runtime.jobs.run(tenant, interaction_id, fence)
+        queue = runtime.settings.worker.queue_name
+        with spans.job(trace, queue, ctx.get("job_id", ""), interaction_id):
+            await runtime.jobs.run(tenant, interaction_id, fence)
     finally:
         context.leave(token)
 

@@ -93,7 +93,7 @@ async def work(settings: Settings, metrics_on: bool) -> None:
     from server.worker_host import WorkerHost
 
     metrics.start(metrics_on, [(route.match, route.backend) for route in settings.models])
-    runtime = await Runtime.open(settings)
+    runtime = await Runtime.open(settings, process="worker")
     host = WorkerHost(runtime)
     await host.start()
     # what is built so far lives as long as the process: keep it out of the collector's full passes

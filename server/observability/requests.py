@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from . import context, metrics
+from . import context, metrics, spans
 from .access import AccessLog
 
 #: ASGI's callables, loosely typed: an app's own types (litestar's TypedDicts) are narrower than a wrapper
@@ -47,6 +47,8 @@ class RequestObserver:
         if incoming is not None and not kept:
             log.debug("X-Request-Id %r is not 1-128 of A-Z a-z 0-9 . _ : -: replaced", incoming[:64])
         exchange = _Exchange(send, request.request_id.encode())
+        # None unless tracing is on: then the request's span is current until it has answered
+        span = spans.request_started(scope)
         started = time.perf_counter()
         try:
             await self.app(scope, receive, exchange.send)
@@ -56,7 +58,10 @@ class RequestObserver:
             # no status: the app failed before it answered (the server answers 500)
             status = exchange.status or 500
             # litestar's route template, once routed (None: no route matched), bounds the label
-            metrics.observe_request(scope["method"], scope.get("path_template"), status, seconds)
+            route = scope.get("path_template")
+            metrics.observe_request(scope["method"], route, status, seconds)
+            if span is not None:
+                span.end(route, status, request.request_id, request.interaction_id)
             access = self.access
             if access is not None and access.enabled():
                 path = scope.get("raw_path") or scope["path"].encode()

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Final
 
-from ..observability import metrics
+from ..observability import metrics, spans
 from ..protocol import lifecycle, views
 from ..protocol import status as st
 from ..protocol.events import InteractionCreated, InteractionStatusUpdate
@@ -44,7 +44,9 @@ class Runner:
         down) propagates, with nothing settled: the caller hands the run back to the queue."""
         timer = metrics.run_started(spec.request.model)
         try:
-            return await self._run(spec, handle, sink, timer)
+            # the run's span is current while it runs: the upstream call and the scripts are its children
+            with spans.run(spec.request.model, spec.backend.name, spec.interaction_id):
+                return await self._run(spec, handle, sink, timer)
         finally:
             timer.left()
 
@@ -84,7 +86,9 @@ class Runner:
         output = Output(steps=turn.steps, usage=turn.usage, errors=_errors(turn, error, handle.reason))
         end = RunEnd(event=_end_event(status, handle.reason), status=status, output=output, error=error)
         end.produced = produced
-        timer.ended(status, output.errors[0].code if output.errors else None, output.usage)
+        error_code = output.errors[0].code if output.errors else None
+        timer.ended(status, error_code, output.usage)
+        spans.run_ended(status, error_code, output.usage)
         return await sink.settle(end)
 
     async def _upstream(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:

@@ -14,7 +14,7 @@ from arq.constants import expires_extra_ms, result_key_prefix, retry_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import Redis
 
-from ..observability import context
+from ..observability import context, spans
 from . import keys
 from .commands import now_ms, typed
 from .scripts import Scripts
@@ -54,14 +54,16 @@ class Jobs:
         now = now_ms()
         # the request that queued it (none for a reaper's requeue): the run's logs and upstream call name it
         request_id = context.request_id()
-        kwargs = {"request_id": request_id} if request_id else {}
-        data = serialize_job(
-            JOB_NAME, (tenant, interaction_id, fence), kwargs, None, now, serializer=job_serializer
-        )
-        await self.scripts.wake(
-            keys=[keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)],
-            args=[job, data, now, expires_extra_ms, _MAX_TOKENS],
-        )
+        kwargs: dict[str, object] = {"request_id": request_id} if request_id else {}
+        with spans.enqueue(self.queue_name, job, interaction_id) as trace:
+            if trace:
+                # the trace it is queued in, which the worker's run continues (tracing on only)
+                kwargs["trace"] = trace
+            data = serialize_job(
+                JOB_NAME, (tenant, interaction_id, fence), kwargs, None, now, serializer=job_serializer
+            )
+            names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
+            await self.scripts.wake(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
 
     async def next_wake(self, seconds: float) -> str | None:
         """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker); the token

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, Mapping
 
 import msgspec
 
-from ..observability import context
+from ..observability import context, spans
 from ..settings import ModelRoute
 from . import http1
 from .base import UpstreamError, UpstreamEvent, UpstreamRequest
@@ -89,10 +89,15 @@ async def post_stream(
     """
     deadline = asyncio.get_running_loop().time() + deadline_seconds
     content = _encoder.encode(body)
+    # the request's id lets the upstream's logs be matched with ours
+    headers = {**headers, "content-type": "application/json", **context.upstream_headers()}
+    span = _span(client, url)
+    if span is not None:
+        headers.update(span.headers())
     try:
-        # the request's id (none in a background job) lets the upstream's logs be matched with ours
-        headers = {**headers, "content-type": "application/json", **context.upstream_headers()}
         response = await client.post(url, headers, content, deadline)
+        if span is not None:
+            span.answered(response.status)
         try:
             if response.status >= 300:
                 raw = await response.read(ERROR_BODY_LIMIT)
@@ -105,13 +110,35 @@ async def post_stream(
         finally:
             response.close()
     except http1.DeadlineExceeded:
+        _failed(span, "timeout")
         raise UpstreamError(
             backend, 0, f"no answer within the {deadline_seconds:g} s deadline", timeout=True
         ) from None
     except http1.HttpError as exc:
+        _failed(span, "timeout" if exc.timeout else type(exc).__name__)
         if exc.timeout:
             raise UpstreamError(backend, 0, f"timed out: {exc}", timeout=True) from None
         raise UpstreamError(backend, 0, f"connection failed: {exc}") from None
+    finally:
+        if span is not None:
+            span.end()
+
+
+def _span(client: UpstreamClient, url: str) -> spans.UpstreamSpan | None:
+    """The call's span when tracing is on (None at once when off)."""
+    if not spans.on():
+        return None
+    try:
+        target = client.target(url)
+    except http1.HttpError:
+        # a URL the client refuses: its post raises the error, and the run fails with it
+        return None
+    return spans.upstream_call(target.scheme, target.host, target.port, target.authority, target.path)
+
+
+def _failed(span: spans.UpstreamSpan | None, error_type: str) -> None:
+    if span is not None:
+        span.failed(error_type)
 
 
 def error_message(raw: bytes, fallback: str = "") -> str:
