@@ -15,7 +15,7 @@ from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
 from .launch import orphans
-from .observability import export, metrics
+from .observability import metrics
 from .observability.requests import RequestObserver
 from .runner.handle import DISCONNECTED
 from .runtime import Runtime
@@ -58,7 +58,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             finally:
                 # the access lines still waiting for their batch
                 observer.flush()
-                export.process_exit()
+                # the metrics still in this process's buffers, then its live gauges stop counting
+                metrics.stop()
 
     app = Litestar(
         route_handlers=[

@@ -107,7 +107,8 @@ async def work(settings: Settings, metrics_on: bool) -> None:
     await stop.wait()
     await host.stop()
     await runtime.close()
-    export.process_exit()
+    # the metrics still in this process's buffers, then its live gauges stop counting
+    metrics.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

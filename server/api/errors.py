@@ -17,7 +17,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from ..errors import UNAVAILABLE_MESSAGE, RequestError, ServerError, http_status
-from ..observability import context
+from ..observability import context, metrics
 from ..protocol.codec import json_encoder
 from ..store import outage
 from ..upstream.base import UpstreamError
@@ -128,7 +128,9 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
         exc = upstream_error(exc)
     if isinstance(exc, outage.UNAVAILABLE):
         # Redis is down or hangs (every command is bounded): a retry soon is the fix; the process's
-        # background loops log the outage once
+        # background loops log the outage once. Counted under one label: which handler's command failed
+        # is in the access log, and a label per route or command would be a series per code path
+        metrics.redis_failed("request")
         exc = ApiError(503, UNAVAILABLE_MESSAGE, {"Retry-After": "1"})
     if isinstance(exc, ApiError):
         return error_response(exc.status_code, exc.message, exc.headers, exc.status)

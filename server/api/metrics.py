@@ -3,7 +3,7 @@
 Every web process answers it with the same sum: the values of all processes that write to the launcher's
 PROMETHEUS_MULTIPROC_DIR (observability/export.py), and the queue's depth read from Redis as it is asked.
 No API key is needed, as for /healthz: move it to a port of its own (`[metrics] port`) to keep it off a
-public listener.
+public listener. The OpenAPI document describes it when it is served here (openapi/paths.py).
 """
 
 from __future__ import annotations
@@ -40,12 +40,17 @@ class Scrape:
         return export.render(self.registry)
 
 
-@get("/metrics", include_in_schema=False)
+@get("/metrics")
 async def scrape(request: Request[Any, Any, Any]) -> Response[bytes]:
     found: Scrape = request.app.state.ix_scrape
     return Response(content=await found.render(), media_type=export.CONTENT_TYPE)
 
 
+def on_api_port(settings: MetricsSettings) -> bool:
+    """/metrics is answered on the API's port: metrics on, and no port of their own."""
+    return settings.enabled and settings.port == 0
+
+
 def handlers(settings: MetricsSettings) -> list[HTTPRouteHandler]:
     """The route on the API's port: none when metrics are off or served on a port of their own."""
-    return [scrape] if settings.enabled and settings.port == 0 else []
+    return [scrape] if on_api_port(settings) else []

@@ -3,7 +3,9 @@
 Several web processes (granian) and workers each write their own values. The launcher gives them one
 directory in PROMETHEUS_MULTIPROC_DIR before it starts any (`prepare_directory`), each process writes its
 files there (prometheus-client's multiprocess mode), and a scrape adds them up (`MultiProcessCollector`).
-Without that variable a process has only its own values, and a scrape shows those.
+Without that variable a process has only its own values, and a scrape shows those. Either way a process's
+values reach prometheus-client when its buffers are flushed (buffer.py): a scrape flushes the answering
+process's first (`before_scrape`), the others' are as of their last flush, at most a second old.
 
 prometheus-client picks its mode when it is imported, from that variable: this module imports it only
 inside functions, so the launcher can import this module, then set the variable, then start the others.
@@ -27,6 +29,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LIVE_FILE = re.compile(r"gauge_live[a-z]*_([0-9]+)\.db")
 #: every file of a process ends with its pid (counter_123.db, gauge_livesum_123.db)
 _FILE_PID = re.compile(r"_([0-9]+)\.db$")
+#: what this process runs before it answers a scrape (metrics.start: its buffers' flush); the launcher,
+#: which records nothing, has none
+_before_scrape: Callable[[], None] | None = None
 
 
 def prepare_directory(data_dir: Path | None) -> tuple[Path, bool]:
@@ -48,6 +53,16 @@ def prepare_directory(data_dir: Path | None) -> tuple[Path, bool]:
             file.unlink(missing_ok=True)
     os.environ[ENV] = str(path)
     return path, temporary
+
+
+def before_scrape(flush: Callable[[], None]) -> None:
+    global _before_scrape
+    _before_scrape = flush
+
+
+def _flush() -> None:
+    if _before_scrape is not None:
+        _before_scrape()
 
 
 def multiprocess() -> bool:
@@ -129,6 +144,7 @@ class _Processes:
         self.inner = MultiProcessCollector(None)  # type: ignore[no-untyped-call]
 
     def collect(self) -> Iterator[Any]:
+        _flush()
         sweep_dead()
         yield from self.inner.collect()  # type: ignore[no-untyped-call]
 
@@ -141,6 +157,7 @@ class _Own:
         self.inner = inner
 
     def collect(self) -> Iterator[Any]:
+        _flush()
         yield from self.inner.collect()
 
 

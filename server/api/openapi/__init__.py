@@ -5,13 +5,15 @@ the two cannot drift."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import msgspec
-from litestar import Response, get
+from litestar import Request, Response, get
 
+from ..metrics import on_api_port
 from .common import Json
 from .parameters import HEADERS
-from .paths import interaction_paths, service_paths
+from .paths import interaction_paths, metrics_path, service_paths
 from .schemas import schemas
 
 _SECURITY_SCHEMES: Json = {
@@ -35,7 +37,8 @@ accepted and each key is its own tenant; an interaction of another key answers 4
 
 
 @functools.cache
-def build() -> bytes:
+def build(metrics: bool = False) -> bytes:
+    """The document; `metrics`: /metrics is served on this port, so it is described."""
     document = {
         "openapi": "3.1.0",
         "info": {
@@ -49,10 +52,13 @@ def build() -> bytes:
                 "name": "Interactions (Vertex paths)",
                 "description": "The same operations under Vertex's prefix",
             },
-            {"name": "Service", "description": "Probes and this documentation; no API key needed"},
+            {
+                "name": "Service",
+                "description": "Probes, this documentation and the metrics scrape; no API key needed",
+            },
         ],
         "security": [{name: []} for name in _SECURITY_SCHEMES],
-        "paths": {**interaction_paths(), **service_paths()},
+        "paths": {**interaction_paths(), **service_paths(), **(metrics_path() if metrics else {})},
         "components": {
             "schemas": schemas(),
             "headers": HEADERS,
@@ -63,5 +69,6 @@ def build() -> bytes:
 
 
 @get(["/openapi.json", "/schema/openapi.json"])
-async def document() -> Response[bytes]:
-    return Response(content=build(), media_type="application/json")
+async def document(request: Request[Any, Any, Any]) -> Response[bytes]:
+    metrics = on_api_port(request.app.state.ix.settings.metrics)
+    return Response(content=build(metrics), media_type="application/json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...observability import export
 from .common import Json, ref
 from .parameters import PARAMETERS, errors
 
@@ -192,6 +193,19 @@ def _open(operation_id: str, summary: str, responses: Json) -> Json:
 
 def _json_reply(description: str, schema: Json) -> Json:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def metrics_path() -> Json:
+    """`GET /metrics`, in the document only when this server answers it on the API's port (metrics on,
+    no `[metrics] port` of their own): the document describes what this port serves."""
+    scrape = {
+        "description": "Prometheus text exposition format 0.0.4: the ix_* metrics of every process of this "
+        "server, added up (another process's values are at most a second old)",
+        "content": {export.CONTENT_TYPE: {"schema": {"type": "string"}}},
+    }
+    return {
+        "/metrics": _open("metrics", "The Prometheus scrape (no API key, as for the probes)", {"200": scrape})
+    }
 
 
 def service_paths() -> Json:
