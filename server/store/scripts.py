@@ -1,4 +1,4 @@
-"""The Lua scripts in scripts/*.lua, registered once per Redis client (EVALSHA, with EVAL fallback).
+"""The Lua scripts in scripts/*.lua, called by EVALSHA (their source sent once when Redis lacks them).
 
 Files whose names start with `_` are helpers, prepended to the scripts that use them: `_moves.lua` reads
 the lifecycle table's moves a script is given, `_walk.lua` follows a chain.
@@ -6,6 +6,7 @@ the lifecycle table's moves a script is given, `_walk.lua` follows a chain.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -13,6 +14,7 @@ from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from ..observability import spans
+from .direct import DirectRedis, sha1
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
@@ -37,17 +39,34 @@ def source(name: str) -> str:
     return "\n".join([*(_read(helper) for helper in _PRELUDES[name]), _read(name)])
 
 
-class _TracedScript(AsyncScript):
-    """A script whose every call is a span of the trace it is made in (made only when tracing is on: a
-    plain AsyncScript costs nothing more)."""
+class Script:
+    """One Lua script, called as `await script(keys=[...], args=[...])`.
 
-    def __init__(self, redis: Redis, name: str) -> None:
-        super().__init__(redis, source(name))
+    EVALSHA on the store's pipelined client (direct.py), its source sent once when Redis does not know it;
+    on redis-py's client when there is none (a TLS URL). With tracing on, each call is a span of the
+    trace it is made in; off, no span is made."""
+
+    __slots__ = ("direct", "fallback", "name", "sha", "source", "traced")
+
+    def __init__(self, name: str, redis: Redis, direct: DirectRedis | None, *, traced: bool) -> None:
         self.name = name
+        self.source = source(name).encode()
+        self.sha = sha1(self.source)
+        self.direct = direct
+        self.fallback: AsyncScript | None = None if direct is not None else redis.register_script(self.source)
+        self.traced = traced
 
-    async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
-        with spans.script(self.name):
-            return await super().__call__(keys, args, client)
+    async def __call__(self, keys: Sequence[Any] = (), args: Sequence[Any] = ()) -> Any:
+        if self.traced:
+            with spans.script(self.name):
+                return await self._call(keys, args)
+        return await self._call(keys, args)
+
+    async def _call(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        if self.direct is not None:
+            return await self.direct.evalsha(self.sha, self.source, keys, args)
+        assert self.fallback is not None
+        return await self.fallback(keys=keys, args=args)
 
 
 class Scripts:
@@ -64,11 +83,11 @@ class Scripts:
         "wake",
     )
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, direct: DirectRedis | None = None) -> None:
         traced = spans.on()
 
-        def register(name: str) -> AsyncScript:
-            return _TracedScript(redis, name) if traced else redis.register_script(source(name))
+        def register(name: str) -> Script:
+            return Script(name, redis, direct, traced=traced)
 
         self.create = register("create")
         self.claim = register("claim")

@@ -7,7 +7,9 @@
     idempotency   Idempotency-Key records                         (store/idempotency.py)
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
-is handed out, so a client that cannot connect fails the start, not a request.
+is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
+path's Redis work, go over a third, pipelined client of the same URL (store/direct.py) where it can serve
+it (plain TCP and unix sockets; with TLS they use the commands client).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from redis.asyncio import Redis
 
 from ..settings import Settings
 from . import connection, heartbeats
+from .direct import DirectRedis
 from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
 from .interactions import Interactions
@@ -30,11 +33,16 @@ from .scripts import Scripts
 class Store:
     def __init__(self, settings: Settings, redis: ArqRedis, blocking: Redis) -> None:
         self.settings = settings
-        #: commands, scripts, pub/sub and arq's queue
+        #: commands, pub/sub and arq's queue (and the scripts when there is no direct client)
         self.redis = redis
         #: reads that block (a followed log, a cancel's acknowledgement)
         self.blocking = blocking
-        scripts = Scripts(redis)
+        url, timeout = settings.redis_url or "", settings.store.redis_timeout_seconds
+        #: the scripts' pipelined connections; it connects on first use
+        self.direct = (
+            DirectRedis(url, bound=timeout, connect_timeout=timeout) if DirectRedis.supports(url) else None
+        )
+        scripts = Scripts(redis, self.direct)
         store, runner = settings.store, settings.runner
         self.interactions = Interactions(redis, scripts, store, runner)
         self.runs = Runs(redis, blocking, scripts, store, runner)
@@ -89,4 +97,6 @@ class Store:
         return None
 
     async def close(self) -> None:
+        if self.direct is not None:
+            await self.direct.aclose()
         await connection.close(self.blocking, self.redis)
