@@ -147,7 +147,7 @@ async def test_the_url_password_is_sent_and_a_wrong_one_is_refused(own_redis: Re
     wrong = DirectRedis(f"redis://:nope@{host}", bound=2.0, connect_timeout=2.0)
     try:
         assert await client.execute("SET", "k", "v") == b"OK"
-        with pytest.raises(ResponseError, match="WRONGPASS|invalid"):
+        with pytest.raises(ResponseError, match=r"WRONGPASS|invalid"):
             await wrong.execute("PING")
     finally:
         await client.aclose()
