@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.util.types import AttributeValue
 
 #: this process's tracer (tracing.start); None: tracing is off here
 _tracer: Tracer | None = None
@@ -76,17 +77,18 @@ class RequestSpan:
         """`route`: litestar's path template (None: no route matched). No query: it may hold a key."""
         otel_context.detach(self.token)
         span = self.span
+        # set together: each call takes the span's lock
+        attributes: dict[str, str | int] = {"http.response.status_code": status, "ix.request_id": request_id}
         if route is not None:
             span.update_name(f"{self.method} {route}")
-            span.set_attribute("http.route", route)
-        span.set_attribute("http.response.status_code", status)
-        span.set_attribute("ix.request_id", request_id)
+            attributes["http.route"] = route
         if interaction_id is not None:
-            span.set_attribute("ix.interaction_id", interaction_id)
+            attributes["ix.interaction_id"] = interaction_id
         if status >= 500:
             # a server span's 4xx is the client's error, not this span's (HTTP conventions)
             span.set_status(Status(StatusCode.ERROR))
-            span.set_attribute("error.type", str(status))
+            attributes["error.type"] = str(status)
+        span.set_attributes(attributes)
         span.end()
 
 
@@ -175,14 +177,15 @@ def run_ended(status: str, error_code: str | None, usage: Usage | None) -> None:
     if _tracer is None:
         return
     span = trace.get_current_span()
-    span.set_attribute("gen_ai.response.finish_reasons", (status,))
+    attributes: dict[str, AttributeValue] = {"gen_ai.response.finish_reasons": (status,)}
     if usage is not None and usage.total_input_tokens is not None:
-        span.set_attribute("gen_ai.usage.input_tokens", usage.total_input_tokens)
+        attributes["gen_ai.usage.input_tokens"] = usage.total_input_tokens
     if usage is not None and usage.total_output_tokens is not None:
-        span.set_attribute("gen_ai.usage.output_tokens", usage.total_output_tokens)
+        attributes["gen_ai.usage.output_tokens"] = usage.total_output_tokens
     if error_code is not None:
-        span.set_attribute("error.type", error_code)
+        attributes["error.type"] = error_code
         span.set_status(Status(StatusCode.ERROR, error_code))
+    span.set_attributes(attributes)
 
 
 class UpstreamSpan:
