@@ -42,6 +42,7 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     resource: dict[str, Any]
     start_ns: int
+    end_ns: int
     #: the span's status code: 0 unset, 1 ok, 2 error
     status: int
 
@@ -73,6 +74,7 @@ def flatten(request: ExportTraceServiceRequest) -> list[ReceivedSpan]:
                         attributes=attributes_of(span.attributes),
                         resource=resource,
                         start_ns=span.start_time_unix_nano,
+                        end_ns=span.end_time_unix_nano,
                         status=span.status.code,
                     )
                 )
