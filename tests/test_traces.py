@@ -190,7 +190,7 @@ def test_the_run_span_has_the_genai_attributes(
     assert server.attributes["http.response.status_code"] == 200
 
 
-def test_a_callers_traceparent_is_continued(
+def test_a_callers_traceparent_is_continued_and_its_baggage_stays_here(
     stacks: tuple[Stack, Stack], collector: Collector, upstream: FakeServer
 ) -> None:
     stack = stacks[0]
@@ -200,13 +200,16 @@ def test_a_callers_traceparent_is_continued(
         reply = http.post(
             CREATE,
             json={"model": "fake-model", "input": "continue mine"},
-            headers={"traceparent": f"00-{caller_trace}-{caller_span}-01"},
+            headers={"traceparent": f"00-{caller_trace}-{caller_span}-01", "baggage": "user=alice"},
         )
     assert reply.status_code == 200, reply.text
     trace = trace_of(collector, reply.json()["id"], 4)
     server = next(s for s in trace if s.kind == "server")
     assert (server.trace_id, server.parent_id) == (caller_trace, caller_span)
-    assert sent_for(upstream, "continue mine").headers["traceparent"].split("-")[1] == caller_trace
+    sent = sent_for(upstream, "continue mine")
+    assert sent.headers["traceparent"].split("-")[1] == caller_trace
+    # the trace's id goes upstream, the caller's baggage (meant for this server's trace) does not
+    assert "baggage" not in sent.headers, sent.headers
 
 
 def test_a_failed_upstream_call_is_an_error_span(

@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
 #: this process's tracer (tracing.start); None: tracing is off here
@@ -30,6 +31,8 @@ _tracer: Tracer | None = None
 _fields: frozenset[bytes] = frozenset()
 
 _OFF: Final = contextlib.nullcontext()
+#: what an upstream is told of the trace
+_UPSTREAM: Final = TraceContextTextMapPropagator()
 
 #: gen_ai.provider.name of each backend kind (the GenAI conventions' names; echo is ours)
 _PROVIDERS: Final = {"gemini": "gcp.gemini", "openai": "openai", "anthropic": "anthropic"}
@@ -198,9 +201,10 @@ class UpstreamSpan:
         self.span = span
 
     def headers(self) -> dict[str, str]:
-        """`traceparent` (and the rest of the propagated context) naming this span, for the upstream."""
+        """`traceparent` (and `tracestate`) naming this span, for the upstream. W3C trace context only, not
+        the global propagators: a client's `baggage` is for this server's trace, not for a model provider."""
         carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=trace.set_span_in_context(self.span))
+        _UPSTREAM.inject(carrier, context=trace.set_span_in_context(self.span))
         return carrier
 
     def answered(self, status: int) -> None:
