@@ -79,7 +79,8 @@ def test_a_stopped_redis_is_a_503_with_retry_after_and_the_service_recovers(outa
     url = outage.servers[0][1]
     client = sdk(url, new_key())
     with Load(url) as load:
-        time.sleep(0.5)
+        # the load has been served before the outage (on a loaded machine 0.5 s was not always enough)
+        until(lambda: 200 in load.statuses(), timeout=15)
         outage.redis.stop()
         time.sleep(3)
         response = httpx.post(
@@ -93,6 +94,7 @@ def test_a_stopped_redis_is_a_503_with_retry_after_and_the_service_recovers(outa
         assert "Redis" in response.json()["error"]["message"]
         ready = httpx.get(f"{url}/readyz")
         assert ready.status_code == 503 and "Redis" in ready.json()["reason"]
+        until(lambda: 503 in load.statuses(), timeout=15)
         outage.start_redis()
         until(lambda: httpx.get(f"{url}/readyz").status_code == 200, timeout=15)
         time.sleep(0.5)

@@ -82,7 +82,8 @@ class _Connection(asyncio.Protocol):
 
     def _flush(self) -> None:
         self.flush_due = False
-        if self.transport is not None and self.out:
+        # a connection lost since has failed these commands already (and its transport refuses writes)
+        if self.transport is not None and self.out and self.lost is None:
             self.transport.write(b"".join(self.out))
         self.out.clear()
 
