@@ -1,11 +1,12 @@
-"""`python -m bench` (what `make bench` runs): the scenarios of issues 6 and 12 against the production server.
+"""`python -m bench` (what `make bench` runs): the scenarios of issues 6, 12 and 13 against the production
+server.
 
 It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
 bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process;
-scenarios 6 and 8 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9 more
-idle workers. It stops all of them at the end, and writes bench/results/latest.json and the tables into
-bench/README.md.
+scenarios 6, 8 and 10 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9
+more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off). It stops all
+of them at the end, and writes bench/results/latest.json and the tables into bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)
     python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only

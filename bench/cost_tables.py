@@ -1,6 +1,6 @@
 """The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
-cost), in the form of tables.py: each section takes a run's results and returns its lines, or none when
-the scenario did not run or broke."""
+cost) and 10 (issue 13: what metrics and the access log cost), in the form of tables.py: each section takes
+a run's results and returns its lines, or none when the scenario did not run or broke."""
 
 from __future__ import annotations
 
@@ -155,5 +155,66 @@ def idle_workers_section(results: dict[str, Any]) -> Section:
     return [heading, "", *table(header, rows), note, ""]
 
 
+# -- 10. metrics and the access log ------------------------------------------------------------------------
+
+
+def _observability_row(path: str, name: str, d: dict[str, Any], row: dict[str, Any]) -> Row:
+    on = name == "on"
+    return [
+        path,
+        "metrics + access log on" if on else "both off",
+        d["rps"],
+        row["rps_on_vs_off"] if on else "1.00",
+        d["p50_ms"],
+        d["p99_ms"],
+        d["server_cpu_ms_per_req"],
+        row["cpu_on_vs_off"] if on else "1.00",
+        ", ".join(fmt(v, 3) for v in d["runs_cpu_ms_per_req"]),
+        d["errors"],
+    ]
+
+
+def observability_section(results: dict[str, Any]) -> Section:
+    cost = results.get("observability")
+    if not (isinstance(cost, dict) and cost.get("by_path")):
+        return []
+    heading = (
+        f"### 10. what metrics and the access log cost (stored creates, wrk c{cost['connections']}, two "
+        f"servers taking turns: {cost['rounds']} rounds {X} {cost['seconds_per_run']} s each)"
+    )
+    header = [
+        "path",
+        "server",
+        "req/s",
+        f"{X} off",
+        "p50 ms (median)",
+        "p99 ms (median)",
+        "server CPU ms/req",
+        f"{X} off",
+        "CPU ms/req by run",
+        "errors",
+    ]
+    rows = [
+        _observability_row(path, name, row[name], row)
+        for path, row in cost["by_path"].items()
+        for name in ("on", "off")
+    ]
+    off = " ".join(f"{k}={v}" for k, v in cost["switched_off"].items())
+    medians = ", ".join(
+        f"{path} {fmt(row['cpu_on_vs_off_median_round'], 3)}{X}" for path, row in cost["by_path"].items()
+    )
+    note = (
+        f"Two fresh servers, one web process each, alike but for `{off}` on the second; `echo` and "
+        f"`bench-up-fast` (the upstream process of scenario 8). Figures pooled over the rounds (CPU "
+        f"seconds / requests, requests / seconds); the target reads the median of the rounds' CPU "
+        f"ratios: {medians}."
+    )
+    return [heading, "", *table(header, rows), note, ""]
+
+
 #: in the order of the report, after tables.SECTIONS
-SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (upstream_section, idle_workers_section)
+SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
+    upstream_section,
+    idle_workers_section,
+    observability_section,
+)

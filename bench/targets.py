@@ -1,4 +1,4 @@
-"""The targets of issues 6 and 12, met or missed, read from a run's results.
+"""The targets of issues 6, 12 and 13, met or missed, read from a run's results.
 
 Each scenario's targets come from its own function, in the order the Targets table lists them; a scenario
 that did not run (or broke) still gets its rows, measured as None ("not measured"), so that a run's table
@@ -195,6 +195,24 @@ def _idle_workers(results: dict[str, Any]) -> list[Target]:
     return out
 
 
+def _observability(results: dict[str, Any]) -> list[Target]:
+    """10: server CPU per stored create with metrics and the access log on, against both off (c16, the two
+    servers taking turns), for each path: the median of the rounds' ratios, which one noisy run cannot
+    move much (the pooled ratio is in the detail)."""
+    out: list[Target] = []
+    for path in ("echo", "upstream"):
+        row = get(results, "observability", "by_path", path) or {}
+        on, off = row.get("on") or {}, row.get("off") or {}
+        rounds = ", ".join(f"{r}{X}" for r in row.get("cpu_on_vs_off_by_round", []))
+        detail = (
+            f"pooled {on.get('server_cpu_ms_per_req')} vs {off.get('server_cpu_ms_per_req')} ms "
+            f"({row.get('cpu_on_vs_off')}{X}), {on.get('rps')} vs {off.get('rps')} req/s; rounds {rounds}"
+        )
+        name = f"{path} stored create at c16: server CPU per request, metrics + access log on vs off"
+        out.append(_target("10", name, row.get("cpu_on_vs_off_median_round"), "<=", 1.10, X, detail))
+    return out
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -206,6 +224,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _memory,
     _upstream,
     _idle_workers,
+    _observability,
 )
 
 

@@ -1,11 +1,12 @@
-"""The seven scenarios of issue 6 and the two of issue 12, each measured beside a baseline taken in the same
-run.
+"""The seven scenarios of issue 6, the two of issue 12 and the one of issue 13, each measured beside a
+baseline taken in the same run.
 
 Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
 that goes into bench/results/latest.json; bench/targets.py, bench/tables.py and bench/cost_tables.py turn
 those into the targets and the tables. One module per kind of measurement: create.py (1, 2: wrk on create),
 background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7),
-upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers).
+upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers), observe.py
+(10: what metrics and the access log cost).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .create import chain_depth, create_throughput
 from .idle import idle_workers
 from .many import many_streams
 from .memory import redis_memory
+from .observe import observability_cost
 from .plan import Plan
 from .relay import stream_relay
 from .upstream import upstream_path
@@ -35,4 +37,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "memory": redis_memory,
     "upstream": upstream_path,
     "idle_workers": idle_workers,
+    "observability": observability_cost,
 }

@@ -46,6 +46,9 @@ class Plan:
     idle_settle_seconds: float
     idle_window_seconds: float
     idle_pickup_samples: int
+    #: scenario 10: rounds of one wrk run (seconds each) per server, metrics and access log on and off
+    cost_rounds: int
+    cost_seconds: float
 
     @classmethod
     def full(cls) -> Plan:
@@ -82,6 +85,9 @@ class Plan:
             # a multiple of the heartbeat (2 s), the fallback poll (2 s) and the reaper's interval (3 s)
             idle_window_seconds=12.0,
             idle_pickup_samples=200,
+            # turns of 2 s: 1 s turns gave twice the spread of ratios between rounds on a shared machine
+            cost_rounds=4,
+            cost_seconds=2,
         )
 
     @classmethod
@@ -118,4 +124,6 @@ class Plan:
             idle_settle_seconds=1.0,
             idle_window_seconds=4.0,
             idle_pickup_samples=30,
+            cost_rounds=1,
+            cost_seconds=1,
         )
