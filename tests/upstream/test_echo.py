@@ -1,0 +1,60 @@
+"""The echo model's input usage: every word it was given, the same whether a chain's earlier turns were
+counted before (the same step objects, as the runner's history cache hands them on) or not."""
+
+from __future__ import annotations
+
+from server.protocol.content import TextContent
+from server.protocol.steps import ModelOutputStep, Step
+from server.upstream.base import UpstreamEvent, UsageReported
+from server.upstream.echo import EchoBackend
+
+from .helpers import request, user
+
+
+async def input_words(backend: EchoBackend, history: list[Step]) -> int:
+    events: list[UpstreamEvent] = [event async for event in backend.stream(request(history, "echo"))]
+    usage = [event.usage for event in events if isinstance(event, UsageReported)]
+    assert usage[-1].total_input_tokens is not None
+    return usage[-1].total_input_tokens
+
+
+def answer(text: str) -> ModelOutputStep:
+    return ModelOutputStep(content=[TextContent(text=text)])
+
+
+async def test_a_chain_counts_the_same_with_its_earlier_turns_remembered() -> None:
+    remembering, fresh = EchoBackend(), EchoBackend()
+    history: list[Step] = []
+    for turn in range(300):
+        history = [*history, user(f"turn {turn} has five words")]
+        words = 5 * (turn + 1) + 2 * turn
+        assert await input_words(remembering, history) == words
+        if turn % 50 == 0:
+            # another backend, which has seen none of it, counts the very same
+            assert await input_words(fresh, [*history]) == words
+        history = [*history, answer("two words")]
+    # the remembering backend looked only at the new steps: it knows the last turn's history by its end
+    known, counted = remembering.counted.known([*history, user("one more")])
+    assert known == len(history) - 1 and counted == 5 * 300 + 2 * 299
+
+
+async def test_a_branch_or_an_edited_history_is_counted_in_full() -> None:
+    backend = EchoBackend()
+    root: list[Step] = [user("a b c")]
+    assert await input_words(backend, root) == 3
+    # a branch from the same root: its start is known, its own steps are counted
+    assert await input_words(backend, [*root, answer("d e"), user("f")]) == 6
+    # the same words in new step objects (a history decoded afresh): counted in full, the same
+    assert await input_words(backend, [user("a b c"), answer("d e"), user("f g")]) == 7
+    # a known step elsewhere than it was (other steps before it) is not trusted
+    assert backend.counted.known([user("x"), root[0]]) == (0, 0)
+    assert backend.counted.known([*root, user("y")]) == (1, 3)
+
+
+async def test_a_parent_with_many_branches_stays_remembered() -> None:
+    backend = EchoBackend()
+    parent: list[Step] = [user("one two"), answer("three"), user("four")]
+    assert await input_words(backend, parent) == 4
+    for branch in range(backend.counted.SIZE + 10):
+        assert await input_words(backend, [*parent, answer("x"), user(f"b{branch}")]) == 6
+    assert backend.counted.known([*parent, user("again")]) == (3, 4)
