@@ -85,8 +85,10 @@ class Plan:
             # a multiple of the heartbeat (2 s), the fallback poll (2 s) and the reaper's interval (3 s)
             idle_window_seconds=12.0,
             idle_pickup_samples=200,
-            # turns of 2 s: 1 s turns gave twice the spread of ratios between rounds on a shared machine
-            cost_rounds=4,
+            # turns of 2 s: 1 s turns gave twice the spread of ratios between rounds on a shared machine;
+            # six rounds: with four, one round's ratio of 1.3-1.8x moved the median past the target in a
+            # full run, while a profile puts metrics and the access log at 3-4% of the web process's samples
+            cost_rounds=6,
             cost_seconds=2,
         )
 
