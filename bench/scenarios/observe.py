@@ -55,9 +55,8 @@ def _pooled(results: list[WrkResult]) -> dict[str, Any]:
 
 async def _path(b: Bench, servers: dict[str, WebServer], body: dict[str, Any]) -> dict[str, Any]:
     """The two servers taking turns on one path; `on` as ratios of `off`."""
-    for server in (
-        servers.values()
-    ):  # warm up: pools, scripts, caches (a new server's first seconds cost up to 1.5x the CPU per request)
+    # warm up: pools, scripts, caches (a new server's first seconds cost up to 1.5x the CPU per request)
+    for server in servers.values():
         await b.wrk(server, body, CONNECTIONS, 2)
     runs: dict[str, list[WrkResult]] = {name: [] for name in servers}
     for index in range(b.plan.cost_rounds):
