@@ -10,7 +10,8 @@ Failure, as in the commands client it sits beside (connection.py): a command get
 seconds of being sent, or its connection is closed and every command waiting on it fails with
 TimeoutError (a half-read connection is never reused); a lost connection fails its waiting commands with
 ConnectionError, and the next command opens a new one. A command is never sent twice: Lua scripts are not
-all idempotent. Redis's error replies are redis-py's ResponseError, so callers see one family.
+all idempotent. Redis's error replies become the exceptions redis-py's client raises for them (a
+`LOADING` Redis is a ConnectionError, an outage, not a bug), so callers see one family.
 
 Plain TCP and unix sockets only: a `rediss://` URL keeps redis-py's client for scripts too (see
 `Scripts`), whose TLS options this module does not repeat.
@@ -26,11 +27,17 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import hiredis
+from redis._parsers.base import BaseParser
 from redis.asyncio.connection import parse_url
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 #: connections per process: Redis runs one command at a time, so more only spread a large reply's wait
 _CONNECTIONS = 4
+
+
+def _error(message: str) -> Exception:
+    error: Exception = BaseParser.parse_error(message)  # type: ignore[no-untyped-call]
+    return error
 
 
 def encode(args: Sequence[Any]) -> bytes:
@@ -113,7 +120,10 @@ class _Connection(asyncio.Protocol):
             if future.done():  # its caller was cancelled: the reply is read and dropped
                 continue
             if isinstance(reply, ResponseError):
-                future.set_exception(reply)
+                # redis-py's own reading of an error reply: LOADING (a restarting Redis) or a refused
+                # password is a ConnectionError, an outage (a 503), as with its client; NOSCRIPT a
+                # NoScriptError; the rest ResponseError
+                future.set_exception(_error(reply.args[0]))
             else:
                 future.set_result(reply)
 
@@ -163,7 +173,7 @@ class DirectRedis:
         return url.startswith(("redis://", "unix://"))
 
     async def execute(self, *args: Any) -> Any:
-        """One command's reply; ResponseError for Redis's error reply, TimeoutError or ConnectionError
+        """One command's reply; redis-py's exception for an error reply, TimeoutError or ConnectionError
         when Redis did not answer."""
         return await (await self._connection()).send(encode(args))
 
@@ -172,9 +182,8 @@ class DirectRedis:
         command = ["EVALSHA", sha, len(keys), *keys, *args]
         try:
             return await self.execute(*command)
-        except ResponseError as exc:
-            if not str(exc).startswith("NOSCRIPT"):
-                raise
+        except NoScriptError:
+            pass
         await self.execute("SCRIPT", "LOAD", script)
         return await self.execute(*command)
 
@@ -221,7 +230,7 @@ class DirectRedis:
                     raise
         except TimeoutError:
             raise TimeoutError(f"Redis at {where}: no connection within {self.connect_timeout:g} s") from None
-        except (ConnectionError, ResponseError):
+        except (ConnectionError, RedisError):
             raise
         except OSError as exc:
             # a unix socket that is not there (yet) is an outage like a refused port, not a bug

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
+from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
 
 from server.launch.redis_process import RedisProcess, free_port
 from server.store.direct import DirectRedis, encode, sha1
+from server.store.outage import UNAVAILABLE
 from tests.support import start_own_redis
 
 SCRIPT = b"redis.call('SET', KEYS[1], ARGV[1]); return {redis.call('GET', KEYS[1]), tonumber(ARGV[2]) * 2}"
@@ -147,8 +148,31 @@ async def test_the_url_password_is_sent_and_a_wrong_one_is_refused(own_redis: Re
     wrong = DirectRedis(f"redis://:nope@{host}", bound=2.0, connect_timeout=2.0)
     try:
         assert await client.execute("SET", "k", "v") == b"OK"
-        with pytest.raises(ResponseError, match=r"WRONGPASS|invalid"):
+        # as redis-py's client reads it: refused credentials are a connection that cannot be used
+        with pytest.raises(AuthenticationError, match="invalid"):
             await wrong.execute("PING")
     finally:
         await client.aclose()
         await wrong.aclose()
+
+
+async def test_a_loading_redis_is_an_outage_not_a_bug() -> None:
+    """A Redis restarting answers LOADING until its data is read: an outage (503), as redis-py's client
+    reads it, never a ResponseError that would be a 500. A raw server on a socket plays that Redis."""
+
+    async def loading(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await reader.read(65536):
+            writer.write(b"-LOADING Redis is loading the dataset in memory\r\n")
+        writer.close()
+
+    server = await asyncio.start_server(loading, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = DirectRedis(f"redis://127.0.0.1:{port}", bound=2.0, connect_timeout=2.0)
+    try:
+        with pytest.raises(UNAVAILABLE) as failed:
+            await client.execute("PING")
+        assert isinstance(failed.value, BusyLoadingError)
+    finally:
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
