@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import msgspec
 
 from ..errors import InvalidArgument
+from ..observability import metrics
 from ..protocol import lifecycle, sse
 from ..protocol.events import ErrorEvent
 from ..protocol.interaction import ErrorInfo
@@ -93,6 +94,7 @@ class EventLog:
             else:
                 yield b"".join(synthesize(record)[replay.after :])
         except outage.UNAVAILABLE:
+            metrics.redis_failed("stream")
             yield sse.unavailable_frame()
 
     async def _follow(self, replay: Replay) -> AsyncIterator[bytes]:

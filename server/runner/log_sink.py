@@ -7,6 +7,7 @@ import contextlib
 
 from ..errors import Fenced, NotFound, StatusChanged, StoreConflict
 from ..events.writer import LogEntry, LogWriter, OnRefused
+from ..observability import metrics
 from ..protocol import lifecycle, sse, views
 from ..protocol import status as st
 from ..protocol.events import ErrorEvent, Event
@@ -107,6 +108,7 @@ class LogSink(Numbered):
         if reason == reasons.FENCED:
             await self.end_from_log()
         elif self.listener is not None:
+            metrics.redis_failed("stream")
             self.listener.put_nowait(sse.unavailable_frame())
             self.listener.put_nowait(END)
         snapshot = views.snapshot(self.spec.interaction_id, self.spec.config, self.spec.created)

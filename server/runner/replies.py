@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import msgspec
 
 from ..errors import ServerError
+from ..observability import metrics
 from ..protocol import sse
 from ..protocol.events import ErrorEvent
 from ..protocol.interaction import ErrorInfo, Interaction
@@ -74,6 +75,7 @@ def _end_on_failure(task: asyncio.Task[RunResult], listener: Listener) -> None:
         return
     if isinstance(failure, UNAVAILABLE):
         # Redis went away under the run: its end is written by the reaper once Redis is back
+        metrics.redis_failed("stream")
         listener.put_nowait(sse.unavailable_frame())
     else:
         if not isinstance(failure, (asyncio.CancelledError, ServerError)):
