@@ -53,6 +53,22 @@ class EchoBackend:
         self.max_words = max_words
         self.counted = _CountedHistories()
 
+    async def _input_words(self, history: list[Step]) -> int:
+        """The words of `history`, counting only what follows its longest start counted before. The
+        counts through its last step and through the one before are remembered: the next turn of the
+        chain starts with this whole history, and a sibling (another branch from the same parent, as a
+        retried or regenerated turn is) with all of it but the last input."""
+        start, words = self.counted.known(history)
+        last = len(history) - 1
+        if start > last:
+            return words
+        if start < last:
+            words += await _words(history[start:last])
+            self.counted.remember(history, last - 1, words)
+        words += await _words(history[last:])
+        self.counted.remember(history, last, words)
+        return words
+
     def check(self, request: UpstreamRequest) -> None:
         return None
 
@@ -62,13 +78,7 @@ class EchoBackend:
     async def stream(self, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
         history = request.history
         prompt = _last_user_text(history)
-        start, input_words = self.counted.known(history)
-        # a long text is counted in slices, with the loop handed back in between
-        long_texts: list[str] = []
-        input_words += _count_words(history[start:], long_texts)
-        for text in long_texts:
-            input_words += await _words_in(text)
-        self.counted.remember(history, input_words)
+        input_words = await self._input_words(history)
         tools = [t for t in request.config.tools or () if isinstance(t, FunctionTool)]
         results = _trailing_results(history)
         if tools and not results:
@@ -138,8 +148,8 @@ class _Words:
 
 
 class _CountedHistories:
-    """The input words of the histories answered lately, by their last step, so that a chain's next turn
-    counts only its new steps: it continues its parent's history with the very step objects (the runner
+    """The input words of the histories answered lately, by a step they end with, so that a chain's next
+    turn counts only its new steps: it continues its parent's history with the very step objects (the runner
     keeps finished histories, runner/histories.py). Counting a 1000-turn chain's 2000 steps again was half
     of such a turn's CPU. A step is known by identity and place (the entry holds it, so its id is not
     reused); a history decoded afresh, or a step elsewhere than it was, counts in full."""
@@ -150,27 +160,26 @@ class _CountedHistories:
     LOOKBACK = 64
 
     def __init__(self) -> None:
-        #: id of a history's last step: (that step, its index, the history's words)
-        self.by_last: dict[int, tuple[Step, int, int]] = {}
+        #: id of a step: (that step, its index in its history, the words up to and including it)
+        self.by_step: dict[int, tuple[Step, int, int]] = {}
 
     def known(self, history: list[Step]) -> tuple[int, int]:
         """(steps already counted, their words): the longest remembered start of `history`."""
         for index in range(len(history) - 1, max(-1, len(history) - 1 - self.LOOKBACK), -1):
             step = history[index]
-            hit = self.by_last.get(id(step))
+            hit = self.by_step.get(id(step))
             if hit is not None and hit[0] is step and hit[1] == index:
                 # used again: the last to be forgotten (a chain's parent serves each of its branches)
-                self.by_last[id(step)] = self.by_last.pop(id(step))
+                self.by_step[id(step)] = self.by_step.pop(id(step))
                 return index + 1, hit[2]
         return 0, 0
 
-    def remember(self, history: list[Step], words: int) -> None:
-        if not history:
-            return
-        last = history[-1]
-        self.by_last[id(last)] = (last, len(history) - 1, words)
-        if len(self.by_last) > self.SIZE:
-            del self.by_last[next(iter(self.by_last))]
+    def remember(self, history: list[Step], index: int, words: int) -> None:
+        """`words`: the words of `history` up to and including its step at `index`."""
+        step = history[index]
+        self.by_step[id(step)] = (step, index, words)
+        if len(self.by_step) > self.SIZE:
+            del self.by_step[next(iter(self.by_step))]
 
 
 class _NoConfig:
@@ -225,6 +234,16 @@ def _count_words(history: list[Step], long_texts: list[str]) -> int:
                     words += len(item.text.split())
                 else:
                     long_texts.append(item.text)
+    return words
+
+
+async def _words(steps: list[Step]) -> int:
+    """The words of `steps`; a text too long to split at once is counted in slices, with the event loop
+    handed back in between."""
+    long_texts: list[str] = []
+    words = _count_words(steps, long_texts)
+    for text in long_texts:
+        words += await _words_in(text)
     return words
 
 

@@ -58,3 +58,13 @@ async def test_a_parent_with_many_branches_stays_remembered() -> None:
     for branch in range(backend.counted.SIZE + 10):
         assert await input_words(backend, [*parent, answer("x"), user(f"b{branch}")]) == 6
     assert backend.counted.known([*parent, user("again")]) == (3, 4)
+
+
+async def test_siblings_of_a_parent_counted_elsewhere_count_only_their_own_steps() -> None:
+    """The parent's turn ran in another process (or was forgotten): the first child counts it all, and
+    its siblings (the same parent history, another last input) count only their input."""
+    backend = EchoBackend()
+    parent: list[Step] = [step for _ in range(100) for step in (user("three more words"), answer("and two"))]
+    assert await input_words(backend, [*parent, user("first child")]) == 500 + 2
+    assert backend.counted.known([*parent, user("a sibling here")]) == (200, 500)
+    assert await input_words(backend, [*parent, user("a sibling here")]) == 500 + 3
