@@ -16,6 +16,8 @@ LAYERS: list[set[str]] = [
     {"protocol", "sections"},
     {"settings"},
     {"store", "upstream"},
+    # signing, delivery: above the store, whose records they keep (its own layer, so events may use it)
+    {"webhooks"},
     {"events"},
     {"runner"},
     {"runtime", "api"},

@@ -16,6 +16,10 @@ RUNNING: Final = "ix:running"
 CANCEL_CHANNEL: Final = "ix:cancel"
 #: pub/sub channel carrying a tenant whose cached histories every process drops (after a delete)
 FORGET_CHANNEL: Final = "ix:forget"
+#: HASH of the RS256 keys that sign dynamic webhook deliveries (server-wide: one JWKS for every tenant):
+#: `current` -> kid, `key:<kid>` -> the key's record (its private half sealed), `retire:<kid>` -> when a
+#: replaced key stops being published (ms); one key, so one script changes it all (store/signing_keys.py)
+SIGNING_KEYS: Final = "ix:signing-keys"
 
 
 def wake(queue_name: str) -> str:

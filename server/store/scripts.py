@@ -28,6 +28,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "set_input": (),
     "wake": (),
     "take": (),
+    "install_signing_key": (),
 }
 
 
@@ -76,6 +77,7 @@ class Scripts:
         "claim",
         "create",
         "finish",
+        "install_signing_key",
         "reap",
         "requeue",
         "set_input",
@@ -99,3 +101,4 @@ class Scripts:
         self.set_input = register("set_input")
         self.wake = register("wake")
         self.take = register("take")
+        self.install_signing_key = register("install_signing_key")
