@@ -3,6 +3,8 @@
     ServerError
     ├── RequestError                the request cannot be served as sent: a 4xx, whatever layer found it
     │   ├── InvalidArgument         400, names the offending field (`input[2].type`)
+    │   │   └── UriRefused          a webhook URI we will not call (server.webhooks.addresses), and
+    │   │       └── HostNotResolved   one whose host did not resolve (at delivery: worth a retry)
     │   ├── NotFound                404, an interaction unknown to this tenant (or expired, or deleted)
     │   ├── Unfinished              400, a chain cannot continue from a running interaction
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
@@ -10,6 +12,8 @@
     │                               maps its status (a 429 stays a 429, a 5xx becomes a 502)
     ├── ApiError                    an HTTP answer the API layer chooses itself (api/errors.py): no route,
     │                               a body too large or too slow, an upstream failure mapped
+    ├── SealError                   a sealed secret or signing key cannot be opened (server.webhooks.secrets):
+    │                               UnknownServerKey (sealed with a key not configured), BrokenSeal
     └── StoreConflict               a compare-and-set lost: never shown to a client, the caller decides
         ├── Fenced                  another runner owns the interaction now (a newer fence)
         ├── StatusChanged           the status is not one the transition starts from (`current` says)

@@ -17,6 +17,8 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ..errors import InvalidArgument
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: (host, port) -> the IP addresses it resolves to, as text
@@ -64,16 +66,15 @@ _REFUSED_NETWORKS = [(ipaddress.ip_network(cidr), kind) for cidr, kind in _REFUS
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
-class UriRefused(ValueError):
-    """A webhook URI we will not call; `str()` names the host (when there is one) and why. An API answers
-    it as a 400 naming `field`."""
-
-    field = "uri"
+class UriRefused(InvalidArgument):
+    """A webhook URI we will not call; the message names the host (when there is one) and why. The API
+    answers it as any InvalidArgument: a 400 naming the field `uri`."""
 
     def __init__(self, reason: str, host: str = "") -> None:
         self.host = host
         self.reason = reason
-        super().__init__(f"the webhook uri's host {host} {reason}" if host else f"the webhook uri {reason}")
+        message = f"the webhook uri's host {host} {reason}" if host else f"the webhook uri {reason}"
+        super().__init__(message, "uri")
 
 
 class HostNotResolved(UriRefused):
