@@ -72,9 +72,8 @@ async def test_every_refused_class_is_refused_as_a_literal_and_as_a_name(address
     assert literal_refused.value.message == f"the webhook uri's host {address} is {kind}"
     with pytest.raises(UriRefused) as named_refused:
         await check_uri("https://receiver.example/hook", resolver=Answers(address))
-    assert (
-        named_refused.value.message == f"the webhook uri's host receiver.example resolves to {address}, {kind}"
-    )
+    expected = f"the webhook uri's host receiver.example resolves to {address}, {kind}"
+    assert named_refused.value.message == expected
     assert (named_refused.value.field, named_refused.value.host) == ("uri", "receiver.example")
 
 
