@@ -17,6 +17,8 @@ from google import genai
 from google.genai import _interactions as sdk_errors
 from google.genai.interactions import InteractionCompletedEvent
 
+from server.protocol.codec import NO_WEBHOOKS
+
 from .replies import all_events, id_of, interaction, streamed_text
 from .support import tenant_keys
 
@@ -476,3 +478,11 @@ def test_error_bodies_parse_as_json_for_every_verb(http: httpx.Client) -> None:
     response = http.put(f"{PATH}/v1_missing")
     assert 400 <= response.status_code < 500
     assert_error(response, response.status_code)
+
+
+def test_webhook_config_is_kept_and_said_not_to_be_delivered(http: httpx.Client) -> None:
+    config = {"uris": ["https://receiver.example/hook"], "user_metadata": {"job": "42"}}
+    reply = http.post(PATH, json={"model": "echo", "input": "hi", "webhook_config": config}).json()
+    assert reply["status"] == "completed"
+    assert reply["warnings"] == [NO_WEBHOOKS]
+    assert http.get(f"{PATH}/{reply['id']}").json()["webhook_config"] == config
