@@ -6,6 +6,8 @@
     │   │   └── UriRefused          a webhook URI we will not call (server.webhooks.addresses), and
     │   │       └── HostNotResolved   one whose host did not resolve (at delivery: worth a retry)
     │   ├── NotFound                404, an interaction unknown to this tenant (or expired, or deleted)
+    │   ├── WebhookNotFound         404, a webhook unknown to this tenant
+    │   ├── LimitReached            429 RESOURCE_EXHAUSTED, a per-tenant quota (webhooks.max_webhooks)
     │   ├── Unfinished              400, a chain cannot continue from a running interaction
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
     ├── UpstreamError               the model's server failed or refused (server.upstream.base); the API
@@ -70,6 +72,19 @@ class NotFound(RequestError):
         self.interaction_id = interaction_id
 
 
+class WebhookNotFound(RequestError):
+    """A webhook that does not exist for this tenant (unknown, deleted, malformed or someone else's)."""
+
+    def __init__(self, webhook_id: str) -> None:
+        super().__init__(f"Webhook {shorten(webhook_id)!r} was not found")
+        self.webhook_id = webhook_id
+
+
+class LimitReached(RequestError):
+    """A per-tenant quota is used up: Google answers quotas with 429 RESOURCE_EXHAUSTED. A retry does not
+    help until the tenant frees some (the SDK retries 429s: a client with retries on waits for nothing)."""
+
+
 class Unfinished(RequestError):
     def __init__(self, interaction_id: str) -> None:
         super().__init__(
@@ -117,6 +132,8 @@ class AttemptsExhausted(StoreConflict):
 HTTP_STATUS: Final[dict[type[RequestError], int]] = {
     InvalidArgument: 400,
     NotFound: 404,
+    WebhookNotFound: 404,
+    LimitReached: 429,
     Unfinished: 400,
     ChainTooDeep: 400,
     RequestError: 400,

@@ -125,3 +125,9 @@ def _check_key(server_key: bytes) -> None:
     if len(server_key) != SERVER_KEY_BYTES:
         # the length only: the key itself never goes into a message
         raise ValueError(f"a webhook server key is {SERVER_KEY_BYTES} bytes, not {len(server_key)}")
+
+
+def secret_context(tenant: str, webhook_id: str) -> bytes:
+    """What a webhook's signing secrets are sealed under: a blob copied to another webhook or tenant fails
+    to open."""
+    return f"webhook:{tenant}:{webhook_id}".encode()

@@ -1,0 +1,135 @@
+"""What the Webhooks resource accepts: ids, events, names, states, update masks and list paging (pure)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import secrets
+from typing import Final
+
+from ..errors import InvalidArgument, WebhookNotFound
+
+#: `wh_` and 22 url-safe characters (128 random bits)
+_ID = re.compile(r"wh_[A-Za-z0-9_-]{22}")
+
+#: the events this server fires
+INTERACTION_EVENTS: Final = (
+    "interaction.requires_action",
+    "interaction.completed",
+    "interaction.failed",
+    "interaction.cancelled",
+)
+#: events Google's API knows for resources this server does not have
+ELSEWHERE: Final = {
+    "batch.succeeded": "batches",
+    "batch.expired": "batches",
+    "batch.failed": "batches",
+    "video.generated": "video generation",
+}
+USER_STATES: Final = ("enabled", "disabled")
+REVOCATIONS: Final = ("revoke_previous_secrets_after_h24", "revoke_previous_secrets_immediately")
+MASKABLE: Final = ("name", "uri", "subscribed_events", "state")
+#: the JSON (camelCase) spellings of mask paths, which Google's field masks accept too
+_CAMEL: Final = {"subscribedEvents": "subscribed_events"}
+MAX_NAME_LENGTH: Final = 256
+
+#: list paging, as the SDK documents it: 50 by default, 1000 at most (more is read as 1000, AIP-158)
+DEFAULT_PAGE_SIZE: Final = 50
+MAX_PAGE_SIZE: Final = 1000
+
+
+def new_id() -> str:
+    return "wh_" + secrets.token_urlsafe(16)
+
+
+def checked_id(value: str) -> str:
+    """An id as sent; one that cannot be ours is simply not found."""
+    if not _ID.fullmatch(value):
+        raise WebhookNotFound(value)
+    return value
+
+
+def events(values: list[str] | None, field: str = "subscribed_events") -> list[str]:
+    """The subscribed events, in order, without repeats; at least one, each one this server fires."""
+    if not values:
+        raise InvalidArgument("at least one event is required", field)
+    for place, value in enumerate(values):
+        where = f"{field}[{place}]"
+        if value in ELSEWHERE:
+            raise InvalidArgument(
+                f"{value!r} is not available: this server has no {ELSEWHERE[value]}, so it never fires; "
+                f"subscribe to {', '.join(INTERACTION_EVENTS)}",
+                where,
+            )
+        if value not in INTERACTION_EVENTS:
+            raise InvalidArgument(
+                f"unknown event {value!r}: expected one of {', '.join(INTERACTION_EVENTS)}", where
+            )
+    return list(dict.fromkeys(values))
+
+
+def name(value: str | None) -> str | None:
+    if value is not None and len(value) > MAX_NAME_LENGTH:
+        raise InvalidArgument(f"at most {MAX_NAME_LENGTH} characters", "name")
+    return value or None
+
+
+def user_state(value: str | None) -> str:
+    if value not in USER_STATES:
+        shown = "missing" if value is None else repr(value)
+        raise InvalidArgument(f"{shown}: a webhook can be set to 'enabled' or 'disabled' only", "state")
+    return value
+
+
+def revocation(value: str | None) -> str:
+    if value is None:
+        return REVOCATIONS[0]
+    if value not in REVOCATIONS:
+        raise InvalidArgument(f"{value!r}: expected one of {', '.join(REVOCATIONS)}", "revocation_behavior")
+    return value
+
+
+def mask(value: str) -> list[str]:
+    """The fields an update_mask names (comma-separated, snake_case or camelCase)."""
+    paths = [_CAMEL.get(path.strip(), path.strip()) for path in value.split(",") if path.strip()]
+    for path in paths:
+        if path not in MASKABLE:
+            raise InvalidArgument(
+                f"unknown field {path!r}: expected some of {', '.join(MASKABLE)}", "update_mask"
+            )
+    if not paths:
+        raise InvalidArgument(f"names no field: expected some of {', '.join(MASKABLE)}", "update_mask")
+    return list(dict.fromkeys(paths))
+
+
+def page_size(raw: str | None, default: int, most: int) -> int:
+    """A page_size as sent: unset or 0 is the default, more than `most` is `most` (AIP-158)."""
+    if raw is None or raw == "":
+        return default
+    try:
+        size = int(raw)
+    except ValueError:
+        raise InvalidArgument(f"{raw[:32]!r} is not a whole number", "page_size") from None
+    if size < 0:
+        raise InvalidArgument(f"{size} is negative", "page_size")
+    return default if size == 0 else min(size, most)
+
+
+def page_token(after: tuple[int, str]) -> str:
+    """Opaque to clients: where the next page starts (the last webhook's creation ms and id)."""
+    score, webhook_id = after
+    return base64.urlsafe_b64encode(f"{score}:{webhook_id}".encode()).decode().rstrip("=")
+
+
+def after_token(raw: str | None) -> tuple[int, str] | None:
+    if not raw:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
+        score, _, webhook_id = text.partition(":")
+        if _ID.fullmatch(webhook_id):
+            return int(score), webhook_id
+    except (binascii.Error, ValueError):
+        pass
+    raise InvalidArgument("not a page token of this list (pass next_page_token as it came)", "page_token")
