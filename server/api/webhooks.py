@@ -1,0 +1,168 @@
+"""The Webhooks resource (spec §1) on every version path the interactions accept (and the Vertex form):
+
+    POST   /{v}/webhooks                            create: the Webhook, with new_signing_secret (only here)
+    GET    /{v}/webhooks?page_size=&page_token=     list, oldest first
+    GET    /{v}/webhooks/{id}                       get
+    PATCH  /{v}/webhooks/{id}?update_mask=          update (name, uri, subscribed_events, state)
+    DELETE /{v}/webhooks/{id}                       delete: {}
+    POST   /{v}/webhooks/{id}:ping                  queue a signed test delivery: {}
+    POST   /{v}/webhooks/{id}:rotateSigningSecret   {revocation_behavior?} -> {secret}
+    GET    /{v}/webhooks/{id}/deliveries?page_size= this server's extension (Google has none): the last
+                                                    delivery attempts, newest first
+    GET    /.well-known/jwks.json                   the keys that sign webhook_config deliveries (no API key)
+
+`:ping` and `:rotateSigningSecret` are custom methods in Google's style: the router sees `{id}:ping` as
+one segment, so the item's POST splits the verb off.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request, Response, delete, get, patch, post, route
+from litestar.enums import HttpMethod
+
+from ..errors import WebhookNotFound
+from ..protocol.codec import convert, decode_json, json_encoder
+from ..webhooks.wire import CreateWebhook, Deliveries, RotateSigningSecret, UpdateWebhook
+from .body import read_body
+from .interactions import _BASES, _state
+from .state import AppState
+
+T = TypeVar("T")
+
+COLLECTION = [f"{base}/webhooks" for base in _BASES]
+ITEM = [f"{base}/webhooks/{{webhook_id:str}}" for base in _BASES]
+DELIVERIES = [f"{base}/webhooks/{{webhook_id:str}}/deliveries" for base in _BASES]
+JWKS_PATH = "/.well-known/jwks.json"
+#: receivers may cache the JWKS this long: a replaced key stays published for far longer (the overlap)
+JWKS_CACHE = "public, max-age=300"
+
+
+def _json(value: Any) -> Response[bytes]:
+    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
+
+
+def _empty() -> Response[bytes]:
+    return Response(content=b"{}", status_code=200, media_type="application/json")
+
+
+async def _body(request: Request[Any, Any, Any], state: AppState, tp: type[T]) -> T:
+    """The JSON body as `tp` (an empty body is `{}`), with a 400 naming a bad field."""
+    http = state.settings.http
+    raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
+    return convert(decode_json(raw) if raw.strip() else {}, tp)
+
+
+def _query(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> str | None:
+    value = request.query_params.get(name)
+    if value is None and alias is not None:
+        value = request.query_params.get(alias)
+    return None if value is None else str(value)
+
+
+@post(COLLECTION, status_code=200)
+async def create_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    body = await _body(request, state, CreateWebhook)
+    return _json(await state.webhooks.create(tenant, body))
+
+
+@get(COLLECTION)
+async def list_webhooks(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    size, token = _query(request, "page_size", "pageSize"), _query(request, "page_token", "pageToken")
+    return _json(await state.webhooks.page(tenant, size, token))
+
+
+@get(ITEM)
+async def get_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    return _json(await state.webhooks.get(tenant, request.path_params["webhook_id"]))
+
+
+@patch(ITEM)
+async def update_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    body = await _body(request, state, UpdateWebhook)
+    mask = _query(request, "update_mask", "updateMask")
+    return _json(await state.webhooks.update(tenant, request.path_params["webhook_id"], body, mask))
+
+
+@delete(ITEM, status_code=200)
+async def delete_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    await state.webhooks.delete(tenant, request.path_params["webhook_id"])
+    return _empty()
+
+
+@post(ITEM, status_code=200)
+async def webhook_method(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """`{id}:ping` and `{id}:rotateSigningSecret`; any other verb names no webhook."""
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    segment = str(request.path_params["webhook_id"])
+    webhook_id, _, verb = segment.partition(":")
+    if verb == "ping":
+        await _body(request, state, dict[str, Any])
+        # the webhook must exist; the delivery is queued, never sent from the request
+        await state.webhooks.record(tenant, webhook_id)
+        await state.webhook_events.ping(tenant, webhook_id)
+        return _empty()
+    if verb == "rotateSigningSecret":
+        body = await _body(request, state, RotateSigningSecret)
+        return _json(await state.webhooks.rotate(tenant, webhook_id, body.revocation_behavior))
+    raise WebhookNotFound(segment)
+
+
+@get(DELIVERIES)
+async def webhook_deliveries(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """This server's extension: the webhook's last delivery attempts, newest first."""
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    found = await state.webhooks.deliveries(
+        tenant, request.path_params["webhook_id"], _query(request, "page_size")
+    )
+    return _json(Deliveries(deliveries=[msgspec.Raw(each) for each in found]))
+
+
+@get(JWKS_PATH)
+async def jwks(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """The JWKS of webhook_config deliveries; the first key is made on the first read, if none yet."""
+    state: AppState = request.app.state.ix
+    await state.keyring.current()
+    document = await state.keyring.document()
+    return Response(
+        content=json_encoder.encode(document),
+        status_code=200,
+        media_type="application/json",
+        headers={"Cache-Control": JWKS_CACHE},
+    )
+
+
+_ITEM_ALLOW = "DELETE, GET, OPTIONS, PATCH, POST"
+
+
+@route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def webhook_item_options() -> Response[None]:
+    """litestar builds a path's OPTIONS answer from its first handler only (see interactions.item_options)."""
+    return Response(None, status_code=204, headers={"Allow": _ITEM_ALLOW})
+
+
+HANDLERS = [
+    webhook_item_options,
+    create_webhook,
+    list_webhooks,
+    get_webhook,
+    update_webhook,
+    delete_webhook,
+    webhook_method,
+    webhook_deliveries,
+    jwks,
+]
