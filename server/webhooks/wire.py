@@ -47,7 +47,8 @@ class CreateWebhook(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class UpdateWebhook(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """UNSET: not in the body (without update_mask, only the fields present change)."""
+    """The fields to change: those `update_mask` names (one it names and the body lacks is cleared, or
+    refused where required), or without a mask, those present."""
 
     name: str | UnsetType | None = UNSET
     uri: str | UnsetType | None = UNSET

@@ -15,6 +15,7 @@ from .common import Json
 from .parameters import HEADERS
 from .paths import interaction_paths, metrics_path, service_paths
 from .schemas import schemas
+from .webhooks import TAG, TAG_VERTEX, webhook_paths, webhook_schemas
 
 _SECURITY_SCHEMES: Json = {
     "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-goog-api-key"},
@@ -52,15 +53,22 @@ def build(metrics: bool = False) -> bytes:
                 "name": "Interactions (Vertex paths)",
                 "description": "The same operations under Vertex's prefix",
             },
+            {"name": TAG, "description": "The Webhooks resource of this API key"},
+            {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {
                 "name": "Service",
                 "description": "Probes, this documentation and the metrics scrape; no API key needed",
             },
         ],
         "security": [{name: []} for name in _SECURITY_SCHEMES],
-        "paths": {**interaction_paths(), **service_paths(), **(metrics_path() if metrics else {})},
+        "paths": {
+            **interaction_paths(),
+            **webhook_paths(),
+            **service_paths(),
+            **(metrics_path() if metrics else {}),
+        },
         "components": {
-            "schemas": schemas(),
+            "schemas": {**schemas(), **webhook_schemas()},
             "headers": HEADERS,
             "securitySchemes": _SECURITY_SCHEMES,
         },

@@ -1,0 +1,223 @@
+"""The Webhooks resource's paths and schemas (api/webhooks.py), on Google's and Vertex's prefixes, and
+the JWKS of webhook_config deliveries."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ...webhooks import rules
+from ...webhooks.wire import (
+    CreateWebhook,
+    RotatedSecret,
+    RotateSigningSecret,
+    UpdateWebhook,
+    Webhook,
+    WebhookList,
+)
+from .common import Json, ref
+from .parameters import PARAMETERS, errors
+
+TAG = "Webhooks"
+TAG_VERTEX = "Webhooks (Vertex paths)"
+_NOT_FOUND = "No such webhook for this API key (or a malformed id), or an unknown API version"
+_ID: Json = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "Webhook id (`wh_` and 22 characters)",
+    "schema": {"type": "string"},
+}
+_EMPTY: Json = {"type": "object", "maxProperties": 0}
+_JWKS: Json = {
+    "type": "object",
+    "required": ["keys"],
+    "properties": {"keys": {"type": "array", "items": {"type": "object"}}},
+}
+
+
+def _query(name: str, description: str, kind: str = "string") -> Json:
+    return {"name": name, "in": "query", "description": description, "schema": {"type": kind}}
+
+
+def _reply(description: str, schema: Json) -> Json:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _body(schema: Json, required: bool = True) -> Json:
+    return {"required": required, "content": {"application/json": {"schema": schema}}}
+
+
+def _op(name: str, summary: str, reply: Json, *, responses: Json, **extra: Json | list[Json]) -> Json:
+    """An operation: its 200 `reply`, its error `responses`, and `extra` (parameters, requestBody)."""
+    return {"operationId": name, "summary": summary, "responses": {"200": reply, **responses}, **extra}
+
+
+def _operations() -> dict[str, Json]:
+    """Each operation without its operationId suffix and tag (added per prefix)."""
+    return {**_collection_operations(), **_item_operations()}
+
+
+def _collection_operations() -> dict[str, Json]:
+    page_size = _query(
+        "page_size", "At most this many (50 by default; more than 1000 is read as 1000)", "integer"
+    )
+    return {
+        "create": _op(
+            "CreateWebhook",
+            "Create a webhook; its signing secret is shown in this reply only",
+            _reply("The webhook, with `new_signing_secret`", ref("Webhook")),
+            requestBody=_body(ref("CreateWebhook")),
+            responses=errors(
+                e400="Invalid request: the message names the field (a refused `uri`, unknown "
+                "`subscribed_events`)",
+                e404="An unknown API version",
+                e429="This API key has `webhooks.max_webhooks` webhooks (`RESOURCE_EXHAUSTED`)",
+            ),
+        ),
+        "list": _op(
+            "ListWebhooks",
+            "List the webhooks of this API key, oldest first",
+            _reply("A page of webhooks; `next_page_token` when there are more", ref("WebhookList")),
+            parameters=[page_size, _query("page_token", "`next_page_token` of the previous page")],
+            responses=errors(e400="A bad `page_size` or `page_token`", e404="An unknown API version"),
+        ),
+    }
+
+
+def _item_operations() -> dict[str, Json]:
+    return {
+        "get": _op(
+            "GetWebhook",
+            "Get a webhook",
+            _reply("The webhook", ref("Webhook")),
+            responses=errors(e404=_NOT_FOUND),
+        ),
+        "update": _op(
+            "UpdateWebhook",
+            "Update a webhook's name, uri, subscribed_events or state",
+            _reply("The webhook as updated", ref("Webhook")),
+            requestBody=_body(ref("UpdateWebhook")),
+            parameters=[
+                _query(
+                    "update_mask",
+                    "Comma-separated: some of name, uri, subscribed_events, state "
+                    "(without it, the fields the body holds)",
+                )
+            ],
+            responses=errors(
+                e400="Invalid request: the message names the field or the mask path", e404=_NOT_FOUND
+            ),
+        ),
+        "delete": _op(
+            "DeleteWebhook", "Delete a webhook", _reply("Deleted", _EMPTY), responses=errors(e404=_NOT_FOUND)
+        ),
+        "ping": _op(
+            "PingWebhook",
+            "Queue a signed test delivery to the webhook",
+            _reply("Queued", _EMPTY),
+            requestBody=_body(_EMPTY, required=False),
+            responses=errors(e404=_NOT_FOUND),
+        ),
+        "rotate": _op(
+            "RotateSigningSecret",
+            "Make a new signing secret (shown in this reply only)",
+            _reply("The new secret", ref("RotatedSecret")),
+            requestBody=_body(ref("RotateSigningSecret"), False),
+            responses=errors(e400="An unknown `revocation_behavior`", e404=_NOT_FOUND),
+        ),
+        "deliveries": _op(
+            "ListWebhookDeliveries",
+            "This server's extension (Google has none): the webhook's last delivery attempts, newest first",
+            _reply("The attempts", _DELIVERIES),
+            parameters=[
+                _query("page_size", "At most this many (`webhooks.deliveries_kept` are kept)", "integer")
+            ],
+            responses=errors(e400="A bad `page_size`", e404=_NOT_FOUND),
+        ),
+    }
+
+
+_DELIVERIES: Json = {
+    "type": "object",
+    "required": ["deliveries"],
+    "properties": {
+        "deliveries": {
+            "type": "array",
+            "items": {"type": "object", "description": "One attempt: time, status code, latency, error"},
+        }
+    },
+}
+
+
+def _prefixed(suffix: str, tag: str) -> dict[str, Json]:
+    return {
+        key: {**op, "operationId": op["operationId"] + suffix, "tags": [tag]}
+        for key, op in _operations().items()
+    }
+
+
+def webhook_paths() -> Json:
+    """Every prefix's webhook paths, and /.well-known/jwks.json."""
+    paths: Json = {}
+    for prefix, names, suffix in _PREFIXES:
+        base = [PARAMETERS[name] for name in names]
+        item = [*base, _ID]
+        ops = _prefixed(suffix, TAG_VERTEX if suffix else TAG)
+        paths[f"{prefix}/webhooks"] = {"parameters": base, "post": ops["create"], "get": ops["list"]}
+        paths[f"{prefix}/webhooks/{{id}}"] = {
+            "parameters": item,
+            "get": ops["get"],
+            "patch": ops["update"],
+            "delete": ops["delete"],
+        }
+        paths[f"{prefix}/webhooks/{{id}}:ping"] = {"parameters": item, "post": ops["ping"]}
+        paths[f"{prefix}/webhooks/{{id}}:rotateSigningSecret"] = {"parameters": item, "post": ops["rotate"]}
+        paths[f"{prefix}/webhooks/{{id}}/deliveries"] = {"parameters": item, "get": ops["deliveries"]}
+    paths["/.well-known/jwks.json"] = {"get": _jwks()}
+    return paths
+
+
+_PREFIXES = (
+    ("/{version}", ["Version"], ""),
+    ("/{version}/projects/{project}/locations/{location}", ["Version", "Project", "Location"], "Vertex"),
+)
+
+
+def _jwks() -> Json:
+    return {
+        "operationId": "jwks",
+        "summary": "The public keys that sign webhook_config deliveries (RS256 JWTs), as a JWKS",
+        "tags": ["Service"],
+        "security": [],
+        "responses": {
+            "200": {
+                **_reply(
+                    "The JWKS: the current key first, then replaced ones still within their overlap", _JWKS
+                ),
+                "headers": {
+                    "Cache-Control": {"description": "public, max-age=300", "schema": {"type": "string"}}
+                },
+            }
+        },
+    }
+
+
+def webhook_schemas() -> Json:
+    _, components = msgspec.json.schema_components(
+        [Webhook, WebhookList, CreateWebhook, UpdateWebhook, RotateSigningSecret, RotatedSecret],
+        ref_template="#/components/schemas/{name}",
+    )
+    events = {"type": "string", "enum": list(rules.INTERACTION_EVENTS)}
+    for name in ("CreateWebhook", "Webhook"):
+        components[name]["properties"]["subscribed_events"] = {
+            "type": "array",
+            "items": events,
+            "minItems": 1,
+        }
+    components["Webhook"]["properties"]["state"] = {
+        "type": "string",
+        "enum": [*rules.USER_STATES, "disabled_due_to_failed_deliveries"],
+    }
+    revocation = {"anyOf": [{"type": "string", "enum": list(rules.REVOCATIONS)}, {"type": "null"}]}
+    components["RotateSigningSecret"]["properties"]["revocation_behavior"] = revocation
+    return components
