@@ -191,6 +191,45 @@ class ModelRoute(Section):
         )
 
 
+class WebhookSettings(Section):
+    """Webhooks: the Webhooks resource and a request's `webhook_config` (README, "Webhooks").
+
+    The server key that seals signing secrets at rest comes from IX_WEBHOOK_KEYS (base64 of 32 bytes, the
+    current key first, then older ones still to be read, comma-separated); without it, from `key_file`,
+    made on first use: fine for one machine, while processes on several machines must share IX_WEBHOOK_KEYS.
+    """
+
+    #: the key file used when IX_WEBHOOK_KEYS is not set (relative: to embedded_redis.data_dir)
+    key_file: NonEmptyStr = "webhook-server.key"
+    #: the `iss` of the JWTs that sign `webhook_config` deliveries: this server's public base URL, where
+    #: receivers fetch /.well-known/jwks.json ("": http://<http.host>:<http.port>)
+    issuer: str = ""
+    #: addresses webhook URIs may reach although private or loopback: CIDRs ("127.0.0.0/8") or host names
+    #: ("localhost"); for local development and tests. Empty: only public addresses
+    allow: list[NonEmptyStr] = []
+    #: webhooks one tenant may have
+    max_webhooks: PositiveInt = 20
+    #: `webhook_config.uris` one interaction may name
+    max_config_uris: PositiveInt = 5
+    #: the largest `webhook_config.user_metadata`, as JSON
+    max_user_metadata_bytes: PositiveInt = 4096
+    #: one attempt's limit: connect, send, and the receiver's response head
+    attempt_timeout_seconds: PositiveFloat = 10.0
+    #: an event not delivered is retried with exponential backoff and jitter, from the first pause to the
+    #: longest, until this long after its first attempt
+    backoff_initial_seconds: PositiveFloat = 5.0
+    backoff_max_seconds: PositiveFloat = 3600.0
+    retry_for_seconds: PositiveFloat = 86400.0
+    #: a webhook whose events failed (every retry) this many times in a row becomes
+    #: `disabled_due_to_failed_deliveries`
+    disable_after_failed_events: PositiveInt = 5
+    #: the attempts kept per webhook for GET .../webhooks/{id}/deliveries
+    deliveries_kept: PositiveInt = 50
+    #: how long a replaced secret keeps signing after a rotation that keeps it (Google: 24 h), and how long
+    #: a replaced JWKS key stays published
+    secret_overlap_seconds: PositiveFloat = 86400.0
+
+
 class ServerToml(Section):
     http: HttpSettings = msgspec.field(default_factory=HttpSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
@@ -202,6 +241,7 @@ class ServerToml(Section):
     embedded_redis: EmbeddedRedisSettings = msgspec.field(default_factory=EmbeddedRedisSettings)
     log: LogSettings = msgspec.field(default_factory=LogSettings)
     metrics: MetricsSettings = msgspec.field(default_factory=MetricsSettings)
+    webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
 
 
 class ModelsToml(Section):

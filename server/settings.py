@@ -56,6 +56,7 @@ from .sections import (
     StoreSettings,
     StreamDisconnect,
     UpstreamRetrySettings,
+    WebhookSettings,
     WorkerSettings,
 )
 
@@ -94,6 +95,7 @@ __all__ = [
     "StoreSettings",
     "StreamDisconnect",
     "UpstreamRetrySettings",
+    "WebhookSettings",
     "WorkerSettings",
     "load",
     "parse_bool",
@@ -118,6 +120,7 @@ class Settings(msgspec.Struct, kw_only=True):
     embedded_redis: EmbeddedRedisSettings
     log: LogSettings
     metrics: MetricsSettings
+    webhooks: WebhookSettings
     models: list[ModelRoute]
 
     @property

@@ -79,6 +79,9 @@ UNFINISHED: Final = frozenset({st.QUEUED, st.IN_PROGRESS, CANCELLING})
 FINISHED: Final = STATES - UNFINISHED
 #: a run may append to its log
 WRITABLE: Final = frozenset({st.IN_PROGRESS})
+#: the ends an interaction's webhooks hear of (server/webhooks/events.py names their events); `cancelling`
+#: is not one: they hear of the cancel once the run's output is saved, as `cancelled`
+NOTIFIED: Final = frozenset({st.COMPLETED, st.INCOMPLETE, st.FAILED, st.CANCELLED, st.REQUIRES_ACTION})
 
 #: the event that ends a run with each of the statuses a model's turn can end with
 END_EVENTS: Final[dict[str, Event]] = {

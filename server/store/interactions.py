@@ -19,6 +19,7 @@ from ..protocol.steps import Step
 from ..settings import RunnerSettings, StoreSettings
 from . import keys
 from .commands import now_ms, text, typed
+from .jobs import event_job
 from .keys import Field
 from .records import decode_config, decode_output, decode_steps, encode
 from .scripts import Scripts
@@ -87,12 +88,23 @@ def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
     ]  # fmt: skip
     if record.output is not None:
         fields += [Field.OUTPUT, encode(record.output)]
+    if _configured(record):
+        fields += [Field.WEBHOOK_CONFIG, "1"]
     return fields
 
 
+def _configured(record: NewRecord) -> bool:
+    """Whether the request asked for webhooks of its own (its end is notified with no webhook enabled)."""
+    config = record.config.config.webhook_config
+    return config is not None and bool(config.uris)
+
+
 class Interactions:
-    def __init__(self, redis: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings) -> None:
+    def __init__(
+        self, redis: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings, queue_name: str
+    ) -> None:
         self.redis = typed(redis)
+        self.queue_name = queue_name
         self.scripts = scripts
         self.store = store
         self.ttl_ms = store.ttl_seconds * 1000
@@ -129,7 +141,9 @@ class Interactions:
             deadline = pickup_deadline
         packed = _netstrings(_fields(record, claimed=claim) + _prev(previous_interaction_id))
         mode = "walk" if walk else "check"
-        return await self._create(tenant, interaction_id, previous_interaction_id, mode, "", deadline, packed)
+        return await self._create(
+            tenant, interaction_id, previous_interaction_id, mode, "", deadline, packed, record
+        )
 
     async def store_finished(
         self,
@@ -142,8 +156,9 @@ class Interactions:
     ) -> None:
         """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran."""
         fields = _fields(record, claimed=False) + _prev(previous_interaction_id) + [Field.DEPTH, chain.depth]
+        packed = _netstrings(fields)
         await self._create(
-            tenant, interaction_id, previous_interaction_id, "skip", chain.expiry, "", _netstrings(fields)
+            tenant, interaction_id, previous_interaction_id, "skip", chain.expiry, "", packed, record
         )
 
     async def _create(
@@ -155,9 +170,13 @@ class Interactions:
         chain_expiry: str,
         lease_deadline: int | str,
         packed: bytes,
+        record: NewRecord | None = None,
     ) -> Chain:
+        """`record`: the one `packed` stores (None: none); one stored already ended queues its webhook job."""
+        ended = record is not None and record.status in lifecycle.NOTIFIED
+        notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
         result = await self.scripts.create(
-            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
+            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING, *notify.keys],
             args=[
                 keys.tenant_prefix(tenant),
                 previous_interaction_id or "",
@@ -170,6 +189,11 @@ class Interactions:
                 keys.member(tenant, interaction_id),
                 packed,
                 _UNFINISHED,
+                notify.job,
+                notify.data,
+                notify.ttl_ms,
+                notify.max_tokens,
+                "1" if record is not None and _configured(record) else "",
             ],
         )
         steps = self._chain_steps(result, previous_interaction_id or "")

@@ -20,6 +20,12 @@ from .commands import now_ms, typed
 from .scripts import Scripts
 
 JOB_NAME: Final = "run_interaction"
+#: the job that turns an interaction's end into webhook deliveries, and the job of one delivery attempt
+EVENT_JOB: Final = "dispatch_webhook_event"
+DELIVERY_JOB: Final = "deliver_webhook"
+#: webhook jobs' ids start with it (keys.event_job_id, webhooks/dispatch.py): a worker marks them in
+#: progress for a short while, so that one killed mid-delivery is taken again soon
+WEBHOOK_JOB_PREFIX: Final = "wh"
 
 
 def job_serializer(job: dict[str, object]) -> bytes:
@@ -34,6 +40,29 @@ def job_deserializer(data: bytes) -> dict[str, object]:
 
 #: wake-up tokens kept for jobs no idle worker took yet (each costs a worker one `take`)
 _MAX_TOKENS = 1000
+
+
+class EventJob(msgspec.Struct, frozen=True):
+    """What a script that ends an interaction needs to queue its webhook job (scripts/_notify.lua)."""
+
+    keys: list[str]
+    job: str
+    data: bytes
+    now: int
+    ttl_ms: int = expires_extra_ms
+    max_tokens: int = _MAX_TOKENS
+
+
+def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool = True) -> EventJob:
+    """The webhook job of an interaction's end, built for every end (a script decides whether to queue
+    it, by whether anyone listens): a few microseconds, no round trip. `ends=False`: the keys only, for
+    a script that stores an interaction not ended (its job is `""`: none)."""
+    job, now = keys.event_job_id(tenant, interaction_id), now_ms()
+    names = [keys.webhooks_enabled(tenant), keys.arq_job(job), queue_name, keys.wake(queue_name)]
+    if not ends:
+        return EventJob(keys=names, job="", data=b"", now=now)
+    data = serialize_job(EVENT_JOB, (tenant, interaction_id), {}, None, now, serializer=job_serializer)
+    return EventJob(keys=names, job=job, data=data, now=now)
 
 
 class Jobs:
@@ -64,6 +93,20 @@ class Jobs:
             )
             names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
             await self.scripts.wake(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
+
+    async def enqueue_call(
+        self, job: str, function: str, args: tuple[object, ...], *, run_at_ms: int | None = None
+    ) -> bool:
+        """Queue a call of `function` as job `job` (nothing if that job is queued already), to run now or
+        at `run_at_ms`. A deferred job's token wakes a worker that cannot take it yet: the job is run by
+        the next worker that reads the queue after its time (one in FALLBACK_WAITS waits, worker_host.py).
+        Returns whether it was queued."""
+        now = now_ms()
+        data = serialize_job(function, args, {}, None, now, serializer=job_serializer)
+        names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
+        score = now if run_at_ms is None else max(now, run_at_ms)
+        queued = await self.scripts.wake(keys=names, args=[job, data, score, expires_extra_ms, _MAX_TOKENS])
+        return bool(queued)
 
     async def next_wake(self, seconds: float) -> str | None:
         """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker); the token

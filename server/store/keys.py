@@ -58,6 +58,39 @@ def idempotency(tenant: str, key_digest: str) -> str:
     return f"ix:{{{tenant}}}:idem:{key_digest}"
 
 
+def webhooks(tenant: str) -> str:
+    """ZSET of a tenant's webhook ids, scored by their creation (ms): the list, and its count."""
+    return f"ix:{{{tenant}}}:webhooks"
+
+
+def webhooks_enabled(tenant: str) -> str:
+    """SET of a tenant's enabled webhook ids. The scripts that end an interaction queue its webhook event
+    only when this set is not empty (or the interaction has a webhook_config)."""
+    return f"ix:{{{tenant}}}:webhooks:enabled"
+
+
+def webhook(tenant: str, webhook_id: str) -> str:
+    """HASH of one webhook (WebhookField names its fields)."""
+    return f"ix:{{{tenant}}}:webhook:{webhook_id}"
+
+
+def webhook_deliveries(tenant: str, webhook_id: str) -> str:
+    """LIST of a webhook's last delivery attempts (JSON), newest first, capped."""
+    return f"ix:{{{tenant}}}:webhook:{webhook_id}:deliveries"
+
+
+def webhook_delivered(tenant: str, event_id: str, target: str) -> str:
+    """STRING set once an event reached a target, so that a retry queued before a late success (a worker
+    killed after its receiver's 2xx, its job re-run) is not sent again."""
+    return f"ix:{{{tenant}}}:delivered:{event_id}:{target}"
+
+
+def event_job_id(tenant: str, interaction_id: str) -> str:
+    """The arq job that turns an interaction's end into webhook deliveries (one per interaction: a status
+    change that notifies happens once, as it ends)."""
+    return f"whev/{tenant}/{interaction_id}"
+
+
 def member(tenant: str, interaction_id: str) -> str:
     """How a run is named in RUNNING, in cancel messages and in job ids."""
     return f"{tenant}/{interaction_id}"
@@ -99,3 +132,18 @@ class Field:
     OUTPUT: Final = "out"
     CHAIN_EXPIRY: Final = "cexp"
     DEPTH: Final = "depth"
+    #: "1" when the request had a webhook_config: its end is notified even with no enabled webhook
+    WEBHOOK_CONFIG: Final = "wh"
+
+
+class WebhookField:
+    """Field names of a webhook's hash (the Lua scripts use the same literals)."""
+
+    #: the resource's public fields, as one JSON object (id, name, uri, subscribed_events, create/update time)
+    RESOURCE: Final = "res"
+    #: enabled, disabled or disabled_due_to_failed_deliveries (scripts change it: kept out of RESOURCE)
+    STATE: Final = "state"
+    #: JSON list of the signing secrets, current first: {"sealed", "truncated", "expire_ms" (null: none)}
+    SECRETS: Final = "secrets"
+    #: events whose every retry failed, in a row (reset by a delivered event and by enabling it again)
+    FAILS: Final = "fails"

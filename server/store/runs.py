@@ -20,11 +20,13 @@ from ..protocol.records import Output
 from ..settings import RunnerSettings, StoreSettings
 from . import keys
 from .commands import now_ms, text, typed
+from .jobs import event_job
 from .keys import Field
 from .records import encode
 from .scripts import Scripts
 
 _WRITABLE = " ".join(sorted(lifecycle.WRITABLE))
+_NOTIFIED = " ".join(sorted(lifecycle.NOTIFIED))
 #: how long a cancel's acknowledgement waits for a cancel to come and read it
 _ACK_TTL_MS = 60_000
 
@@ -78,9 +80,16 @@ def _refused(interaction_id: str, result: Sequence[Any]) -> StoreConflict | NotF
 
 class Runs:
     def __init__(
-        self, redis: Redis, blocking: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings
+        self,
+        redis: Redis,
+        blocking: Redis,
+        scripts: Scripts,
+        store: StoreSettings,
+        runner: RunnerSettings,
+        queue_name: str,
     ) -> None:
         self.redis = typed(redis)
+        self.queue_name = queue_name
         self.blocking = typed(blocking)
         self.scripts = scripts
         self.max_attempts = runner.max_attempts
@@ -134,7 +143,9 @@ class Runs:
     ) -> Finished:
         """End a run by `event`: the status, the output and the terminal events, atomically.
 
-        `fence=None` is an administrative settle (no live run): the events are numbered by Redis."""
+        `fence=None` is an administrative settle (no live run): the events are numbered by Redis. An end
+        webhooks hear of queues their job in the same step."""
+        notify = event_job(self.queue_name, tenant, interaction_id)
         args: list[Any] = [
             "" if fence is None else fence,
             _moves(event),
@@ -144,6 +155,12 @@ class Runs:
             self.log_ttl_ms,
             keys.member(tenant, interaction_id),
             _ACK_TTL_MS,
+            notify.job,
+            notify.data,
+            notify.now,
+            notify.ttl_ms,
+            notify.max_tokens,
+            _NOTIFIED,
         ]
         for item in events:
             args += item if isinstance(item, tuple) else [item]
@@ -153,6 +170,7 @@ class Runs:
                 keys.events(tenant, interaction_id),
                 keys.RUNNING,
                 keys.cancel_ack(tenant, interaction_id),
+                *notify.keys,
             ],
             args=args,
         )

@@ -1,7 +1,8 @@
 """The Lua scripts in scripts/*.lua, called by EVALSHA (their source sent once when Redis lacks them).
 
 Files whose names start with `_` are helpers, prepended to the scripts that use them: `_moves.lua` reads
-the lifecycle table's moves a script is given, `_walk.lua` follows a chain.
+the lifecycle table's moves a script is given, `_walk.lua` follows a chain, `_notify.lua` queues the job
+that tells an interaction's webhooks of its end.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from .direct import DirectRedis, sha1
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_walk"),
+    "create": ("_moves", "_walk", "_notify"),
     "claim": ("_moves",),
     "append": ("_moves",),
-    "finish": ("_moves",),
+    "finish": ("_moves", "_notify"),
     "cancel": ("_moves",),
     "requeue": ("_moves",),
     "reap": (),
@@ -29,6 +30,11 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "wake": (),
     "take": (),
     "install_signing_key": (),
+    "webhook_create": (),
+    "webhook_write": (),
+    "webhook_delete": (),
+    "webhook_read": (),
+    "webhook_outcome": (),
 }
 
 
@@ -83,6 +89,11 @@ class Scripts:
         "set_input",
         "take",
         "wake",
+        "webhook_create",
+        "webhook_delete",
+        "webhook_outcome",
+        "webhook_read",
+        "webhook_write",
     )
 
     def __init__(self, redis: Redis, direct: DirectRedis | None = None) -> None:
@@ -102,3 +113,8 @@ class Scripts:
         self.wake = register("wake")
         self.take = register("take")
         self.install_signing_key = register("install_signing_key")
+        self.webhook_create = register("webhook_create")
+        self.webhook_write = register("webhook_write")
+        self.webhook_delete = register("webhook_delete")
+        self.webhook_read = register("webhook_read")
+        self.webhook_outcome = register("webhook_outcome")

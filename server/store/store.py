@@ -5,6 +5,9 @@
     log           reads of the event logs                         (store/event_log.py)
     jobs          the arq queue                                   (store/jobs.py)
     idempotency   Idempotency-Key records                         (store/idempotency.py)
+    webhook_outcomes  what webhook deliveries came to             (store/webhook_outcomes.py)
+    webhooks      the tenants' webhooks                           (store/webhooks.py)
+    signing_keys  the RS256 keys of webhook_config deliveries     (store/signing_keys.py)
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
@@ -28,6 +31,9 @@ from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
 from .runs import Runs
 from .scripts import Scripts
+from .signing_keys import SigningKeys
+from .webhook_outcomes import WebhookOutcomes
+from .webhooks import Webhooks
 
 
 class Store:
@@ -44,11 +50,15 @@ class Store:
         )
         scripts = Scripts(redis, self.direct)
         store, runner = settings.store, settings.runner
-        self.interactions = Interactions(redis, scripts, store, runner)
-        self.runs = Runs(redis, blocking, scripts, store, runner)
+        queue = settings.worker.queue_name
+        self.interactions = Interactions(redis, scripts, store, runner, queue)
+        self.runs = Runs(redis, blocking, scripts, store, runner, queue)
         self.log = EventLogStore(redis, blocking)
         self.jobs = Jobs(redis, blocking, scripts, settings.worker.queue_name, store.redis_timeout_seconds)
         self.idempotency = IdempotencyKeys(redis, store.idempotency_ttl_seconds)
+        self.webhook_outcomes = WebhookOutcomes(redis, scripts, settings.webhooks)
+        self.webhooks = Webhooks(redis, scripts)
+        self.signing_keys = SigningKeys(redis, scripts)
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:

@@ -3,14 +3,18 @@
 -- (one key); its older ancestors, whose earliest expiry each interaction notes in `cexp`, only when that
 -- comes before the new turn's, and then all of them, to half a TTL beyond it: so the O(depth) walk happens
 -- at most once per half TTL of a conversation, unless the caller needs the chain's steps (`walk`).
--- KEYS[1] the interaction's hash, KEYS[2] the running set
+-- An interaction stored already ended queues its webhook job (_notify.lua) when the caller gives one.
+-- KEYS[1] the interaction's hash, KEYS[2] the running set, KEYS[3..6] the webhook job's: the tenant's
+-- enabled webhooks, the job key, the queue, the token list
 -- ARGV[1] tenant key prefix, ARGV[2] previous interaction id or '', ARGV[3] ttl ms, ARGV[4] max depth,
 -- ARGV[5] now ms, ARGV[6] chain: 'walk' (check it, return its steps), 'check', or 'skip' (checked before)
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms, if
 -- the run is to be watched from now ('' otherwise), ARGV[9] running-set member, ARGV[10] the hash's
 -- fields and values as netstrings ("6:status11:in_progress..."): one argument rather than two dozen, since
 -- the client spends more on each argument than the server ('': check the chain only, store nothing),
--- ARGV[11] the unfinished statuses (lifecycle.UNFINISHED): a chain cannot continue from those
+-- ARGV[11] the unfinished statuses (lifecycle.UNFINISHED): a chain cannot continue from those,
+-- ARGV[12] the webhook job's id ('' for none), ARGV[13] the job, ARGV[14] its key's ttl ms,
+-- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config
 -- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth} or {error, id}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])
@@ -51,5 +55,7 @@ if ARGV[10] ~= '' then
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
   if ARGV[8] ~= '' then redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9]) end
+  queue_event_job({gate = KEYS[3], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
+    blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')
 end
 return {'ok', chain, chain_expiry, depth}

@@ -1,15 +1,18 @@
 -- The one compare-and-set that ends a run: status (an ending event's moves), output and the terminal
 -- events in one step, so a reader that sees the terminal event can trust the record, and cancel and
 -- completion have one winner.
--- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set, KEYS[4] cancel acknowledgement list
+-- A status its webhooks hear of (ARGV[14]) also queues their job (_notify.lua).
+-- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set, KEYS[4] cancel acknowledgement list,
+-- KEYS[5..8] the webhook job's: the tenant's enabled webhooks, the job key, the queue, the token list
 -- ARGV[1] fence of the runner, or '' for an administrative settle (a cancel or reaper without a live run):
 --         it takes a new fence so a late runner is refused, and numbers the events itself
 -- ARGV[2] the event's moves, ARGV[3] the status whose end a cancel waits for (its ack list is pushed),
 -- ARGV[4] output blob, ARGV[5] updated timestamp, ARGV[6] log ttl ms, ARGV[7] running-set member,
--- ARGV[8] ack ttl ms,
--- ARGV[9..] runner: seq, frame, ... ; administrative: frame, ... (SSE frames whose JSON has no event_id yet)
+-- ARGV[8] ack ttl ms, ARGV[9] the webhook job's id, ARGV[10] the job, ARGV[11] now ms,
+-- ARGV[12] its key's ttl ms, ARGV[13] most wake tokens kept, ARGV[14] the statuses webhooks hear of,
+-- ARGV[15..] runner: seq, frame, ... ; administrative: frame, ... (SSE frames whose JSON has no event_id yet)
 -- Returns {'ok', last seq, new status} | {'missing'} | {'fenced', current} | {'status', current}
-local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log')
+local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log', 'wh')
 if not f[2] then return {'missing'} end
 if ARGV[1] ~= '' and f[1] ~= ARGV[1] then return {'fenced', f[2]} end
 local target = move_of(ARGV[2], f[2])
@@ -18,7 +21,7 @@ local seq = tonumber(f[3] or '0')
 local logged = f[4] == '1'
 if ARGV[1] == '' then
   redis.call('HINCRBY', KEYS[1], 'fence', 1)
-  for i = 9, #ARGV do
+  for i = 15, #ARGV do
     seq = seq + 1
     if logged then
       local event = string.sub(ARGV[i], 1, -4) .. ',"event_id":"evt_' .. seq .. '"}\n\n'
@@ -26,7 +29,7 @@ if ARGV[1] == '' then
     end
   end
 else
-  for i = 9, #ARGV, 2 do
+  for i = 15, #ARGV, 2 do
     seq = tonumber(ARGV[i])
     -- pcall: an append whose reply was lost may have written some of these already
     if logged then redis.pcall('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
@@ -38,5 +41,9 @@ if logged then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
 if f[2] == ARGV[3] then
   redis.call('RPUSH', KEYS[4], '1')
   redis.call('PEXPIRE', KEYS[4], ARGV[8])
+end
+if one_of(ARGV[14], target) then
+  queue_event_job({gate = KEYS[5], job_key = KEYS[6], queue = KEYS[7], wake = KEYS[8], job = ARGV[9],
+    blob = ARGV[10], now = ARGV[11], ttl = ARGV[12], cap = ARGV[13]}, f[5] == '1')
 end
 return {'ok', tostring(seq), target}

@@ -1,0 +1,18 @@
+-- Prepended to the scripts that end an interaction (finish) or store one already ended (create): queue
+-- the job that turns its end into webhook deliveries, in the same step as the status change, so that no
+-- crash can keep one without the other. The job is arq's, built by the caller (store/jobs.py), and queued
+-- as wake.lua queues one; it is queued only when someone listens: the tenant has an enabled webhook, or
+-- the request had a webhook_config (its hash field `wh`).
+-- `n` is the table of the caller's arguments for it: gate (the tenant's enabled-webhooks set), job_key,
+-- queue, wake (the token list), job (its id; '' when the caller has none), blob, now (ms), ttl (ms of the
+-- job key), cap (most tokens kept).
+local function queue_event_job(n, configured)
+  if n.job == '' then return end
+  if not configured and redis.call('SCARD', n.gate) == 0 then return end
+  if redis.call('EXISTS', n.job_key) == 1 then return end
+  redis.call('PSETEX', n.job_key, n.ttl, n.blob)
+  redis.call('ZADD', n.queue, n.now, n.job)
+  if redis.call('RPUSH', n.wake, n.job) > tonumber(n.cap) then
+    redis.call('LTRIM', n.wake, -tonumber(n.cap), -1)
+  end
+end
