@@ -17,7 +17,7 @@ from google import genai
 from google.genai import _interactions as sdk_errors
 from google.genai.interactions import InteractionCompletedEvent
 
-from server.protocol.codec import NO_WEBHOOKS
+from server.webhooks.config import NOT_STORED
 
 from .replies import all_events, id_of, interaction, streamed_text
 from .support import tenant_keys
@@ -480,9 +480,32 @@ def test_error_bodies_parse_as_json_for_every_verb(http: httpx.Client) -> None:
     assert_error(response, response.status_code)
 
 
-def test_webhook_config_is_kept_and_said_not_to_be_delivered(http: httpx.Client) -> None:
-    config = {"uris": ["https://receiver.example/hook"], "user_metadata": {"job": "42"}}
-    reply = http.post(PATH, json={"model": "echo", "input": "hi", "webhook_config": config}).json()
-    assert reply["status"] == "completed"
-    assert reply["warnings"] == [NO_WEBHOOKS]
-    assert http.get(f"{PATH}/{reply['id']}").json()["webhook_config"] == config
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"uris": ["http://127.0.0.1:9/hook"]}, "webhook_config.uris[0]"),
+        ({"uris": ["https://93.184.216.34/a", "http://169.254.169.254/latest"]}, "webhook_config.uris[1]"),
+        ({"uris": ["ftp://192.0.2.1/hook"]}, "webhook_config.uris[0]"),
+        ({"uris": [f"https://192.0.2.{n}/hook" for n in range(1, 7)]}, "webhook_config.uris"),
+        (
+            {"uris": ["https://192.0.2.1/hook"], "user_metadata": {"x": "y" * 5000}},
+            "webhook_config.user_metadata",
+        ),
+        ({"uris": "https://192.0.2.1/hook"}, "webhook_config.uris"),
+    ],
+)
+def test_a_webhook_config_it_would_not_deliver_to_is_refused(
+    http: httpx.Client, config: dict[str, Any], field: str
+) -> None:
+    """Private, loopback and metadata targets (the test server allows none), other schemes, and more than
+    the bounds allow: a 400 naming the field, before anything is stored."""
+    response = http.post(PATH, json={"model": "echo", "input": "hi", "webhook_config": config})
+    assert_error(response, 400)
+    assert field in response.json()["error"]["message"]
+
+
+def test_a_webhook_config_with_store_false_is_said_to_be_ignored(http: httpx.Client) -> None:
+    config = {"uris": ["http://127.0.0.1:9/hook"]}
+    reply = http.post(PATH, json={"model": "echo", "input": "hi", "store": False, "webhook_config": config})
+    assert reply.status_code == 200
+    assert reply.json()["warnings"] == [NOT_STORED]

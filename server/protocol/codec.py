@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import inspect as mi
@@ -56,13 +56,6 @@ def msgpack_decoder(tp: type[T]) -> msgspec.msgpack.Decoder[T]:
 # Create requests
 
 
-#: the warning of a create that asks for webhooks, which this server does not deliver yet
-NO_WEBHOOKS: Final = (
-    "webhook_config is kept with the interaction, but this server does not send webhooks yet: "
-    "poll the interaction or stream it for its end"
-)
-
-
 def decode_create(body: bytes, *, strict: bool = False) -> tuple[CreateRequest, list[Step], list[str]]:
     """Decode a create body into the request, this turn's input steps and the unknown-field warnings."""
     raw = decode_json(body)
@@ -75,11 +68,7 @@ def decode_create(body: bytes, *, strict: bool = False) -> tuple[CreateRequest, 
         path, name = unknown[0]
         raise InvalidArgument("Unknown field", f"{path}.{name}" if path else name)
     steps = normalize_input(request.input)
-    warnings = warnings_of(unknown)
-    if request.webhook_config is not None:
-        # accepted (Google's clients send it) and kept, but not honoured: said, not silent
-        warnings.insert(0, NO_WEBHOOKS)
-    return request, steps, warnings
+    return request, steps, warnings_of(unknown)
 
 
 def normalize_input(raw: Any, field: str = "input") -> list[Step]:

@@ -37,6 +37,14 @@ class ErrorInfo(Wire):
     message: str
 
 
+class WebhookConfig(Wire):
+    """A request's own webhooks (spec: webhooks-agents-mcp.md §1): its end is sent to `uris`, signed with
+    a JWT, with `user_metadata` in the payload (server/webhooks/)."""
+
+    uris: list[str] = []
+    user_metadata: dict[str, Any] | None = None
+
+
 class InteractionConfig(Wire):
     """What a create request configures and the Interaction echoes back."""
 
@@ -54,7 +62,7 @@ class InteractionConfig(Wire):
     labels: dict[str, str] | None = None
     cached_content: str | None = None
     environment: Any = None
-    webhook_config: dict[str, Any] | None = None
+    webhook_config: WebhookConfig | None = None
 
 
 class CreateRequest(InteractionConfig):

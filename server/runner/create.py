@@ -15,7 +15,7 @@ from ..errors import InvalidArgument, NotFound
 from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
-from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
+from ..protocol.interaction import CreateRequest, InteractionConfig, WebhookConfig, is_interaction_id
 from ..protocol.records import Record
 from ..protocol.steps import Step
 from ..store import keys
@@ -23,6 +23,8 @@ from ..store.commands import now_ms
 from ..store.interactions import Chain, NewRecord
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
+from ..webhooks import config as webhook_config
+from ..webhooks.addresses import AllowList
 from .handle import RunHandle
 from .history import fill_function_result_names
 from .idempotency import Idempotency
@@ -53,6 +55,7 @@ class Creator(UseCase):
     def __init__(self, services: Services, idempotency: Idempotency) -> None:
         super().__init__(services)
         self.idempotency = idempotency
+        self.webhook_allow = AllowList.parse(services.settings.webhooks.allow)
 
     async def create(
         self,
@@ -64,6 +67,8 @@ class Creator(UseCase):
         idempotency_key: str | None = None,
         body: bytes = b"",
     ) -> Reply | EventStream:
+        if request.webhook_config is not None:
+            warnings = [*warnings, *await self._webhook_warnings(request, request.webhook_config)]
         plan = plan_create(
             request, input_steps, warnings, created=views.timestamp(), idempotency_key=idempotency_key
         )
@@ -81,6 +86,12 @@ class Creator(UseCase):
             if repeated is not None:
                 return await self._reply_stored(tenant, repeated, plan.stream)
         return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
+
+    async def _webhook_warnings(self, request: CreateRequest, config: WebhookConfig) -> list[str]:
+        """A webhook_config is checked before anything is stored (a refused URI is a 400)."""
+        if not request.store:
+            return [webhook_config.NOT_STORED]
+        return await webhook_config.check(config, self.settings.webhooks, self.webhook_allow)
 
     async def _stored(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
