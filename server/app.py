@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from . import settings as settings_module
-from .api import docs, health, interactions, openapi
+from .api import docs, health, interactions, openapi, webhooks
 from .api import metrics as metrics_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
@@ -21,6 +21,21 @@ from .runner.handle import DISCONNECTED
 from .runtime import Runtime
 from .settings import Settings
 from .worker_host import WorkerHost
+
+
+def _app_state(settings: Settings, runtime: Runtime) -> AppState:
+    """What the handlers share, from the process's runtime."""
+    return AppState(
+        settings=settings,
+        unready=runtime.unready,
+        auth=Authenticator(settings.auth),
+        creator=runtime.creator,
+        control=runtime.control,
+        events=runtime.events,
+        webhooks=runtime.webhooks,
+        webhook_events=runtime.webhook_events,
+        keyring=runtime.keyring,
+    )
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -37,14 +52,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             await host.start()
         # everything built so far lives as long as the process: keep it out of the collector's full passes
         gc.freeze()
-        app.state.ix = AppState(
-            settings=settings,
-            unready=runtime.unready,
-            auth=Authenticator(settings.auth),
-            creator=runtime.creator,
-            control=runtime.control,
-            events=runtime.events,
-        )
+        app.state.ix = _app_state(settings, runtime)
         app.state.ix_scrape = metrics_api.Scrape(runtime.store.redis, settings.worker.queue_name)
         try:
             yield
@@ -64,6 +72,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app = Litestar(
         route_handlers=[
             *interactions.HANDLERS,
+            *webhooks.HANDLERS,
             *health.HANDLERS,
             openapi.document,
             *docs.HANDLERS,

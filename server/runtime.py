@@ -33,6 +33,11 @@ from .store import keys
 from .store.outage import Outage
 from .store.store import Store
 from .upstream.routing import Router
+from .webhooks import server_keys
+from .webhooks.dispatch import EventDispatch
+from .webhooks.jwks import Keyring
+from .webhooks.resource import WebhookResource
+from .webhooks.sending import Sender, issuer
 
 #: the cyclic collector's thresholds (young, middle, old generation). With Python's defaults (700, 10, 10)
 #: a full pass runs whenever the tracked objects have grown by a quarter: while 10,000 streams opened, a web
@@ -71,6 +76,17 @@ class Runtime:
         self.control = Control(services)
         self.jobs = BackgroundJobs(services)
         self.reaper = Reaper(services, self.jobs, self.outage)
+        #: the keys that seal webhook secrets and signing keys at rest, current first
+        self.server_keys = server_keys.load(settings)
+        hooks = settings.webhooks
+        self.keyring = Keyring(
+            store.signing_keys, self.server_keys, overlap_seconds=hooks.secret_overlap_seconds
+        )
+        self.webhooks = WebhookResource(store.webhooks, hooks, self.server_keys)
+        self.webhook_events = EventDispatch(store)
+        self.webhook_sender = Sender(
+            store, self.webhook_events, hooks, self.server_keys, self.keyring, issuer(settings)
+        )
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod

@@ -27,41 +27,29 @@ from arq.jobs import DeserializationError, deserialize_job_raw
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from .observability import context, metrics, spans
+from .observability import metrics
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
-from .store.jobs import JOB_NAME, Jobs, job_deserializer, job_serializer
+from .store.jobs import (
+    DELIVERY_JOB,
+    EVENT_JOB,
+    JOB_NAME,
+    WEBHOOK_JOB_PREFIX,
+    Jobs,
+    job_deserializer,
+    job_serializer,
+)
 from .store.outage import UNAVAILABLE
+from .worker_jobs import (
+    JOB_TIMEOUT_SECONDS,
+    deliver_webhook,
+    dispatch_webhook_event,
+    run_interaction,
+    webhook_mark_ms,
+)
 
 log = logging.getLogger(__name__)
-
-#: how long a taken job stays marked in progress (arq's job timeout); our lease, not this, detects lost runs
-_JOB_TIMEOUT_SECONDS = 24 * 3600
-
-
-async def run_interaction(
-    ctx: dict[str, Any],
-    tenant: str,
-    interaction_id: str,
-    fence: int,
-    request_id: str | None = None,
-    trace: dict[str, str] | None = None,
-) -> None:
-    """The job: under the id of the request that queued it (a new one for a job queued by no request), so
-    its log lines and its upstream call name that request, and in the trace it was queued in, if any."""
-    runtime: Runtime = ctx["runtime"]
-    valid = request_id is not None and context.valid_request_id(request_id)
-    request = context.RequestContext(request_id if valid and request_id else context.new_request_id())
-    request.tenant, request.interaction_id = tenant, interaction_id
-    token = context.enter(request)
-    try:
-        queue = runtime.settings.worker.queue_name
-        with spans.job(trace, queue, ctx.get("job_id", ""), interaction_id):
-            await runtime.jobs.run(tenant, interaction_id, fence)
-    finally:
-        context.leave(token)
-
 
 #: an idle worker reads the queue after this many token waits (of `worker.poll_delay_ms`) came back empty
 FALLBACK_WAITS = 15
@@ -71,9 +59,10 @@ class WakingWorker(Worker):
     """arq's worker with its fixed-delay poll loop replaced by one that waits for a job's token and takes
     that job, and its start and run of a job replaced by one script and `_run`."""
 
-    def __init__(self, *args: Any, jobs: Jobs, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, jobs: Jobs, webhook_in_progress_ms: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.jobs = jobs
+        self.webhook_in_progress_ms = webhook_in_progress_ms
         self.slot_freed = asyncio.Event()
         self.in_progress_ms = int(self.in_progress_timeout_s * 1000)
         self.next_wait = first_pause(self.poll_delay_s)
@@ -125,7 +114,7 @@ class WakingWorker(Worker):
             job_id = job_id_b.decode()
             data: bytes | None = None
             try:
-                data = await self.jobs.take(job_id, self.in_progress_ms)
+                data = await self.jobs.take(job_id, self._in_progress_ms(job_id))
             finally:
                 if data is None:
                     # not taken (another worker has it, or Redis failed): the slot is free again
@@ -135,6 +124,14 @@ class WakingWorker(Worker):
                 task = asyncio.create_task(self._run(job_id, data))
                 task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
                 self.tasks[job_id] = task
+
+    def _in_progress_ms(self, job_id: str) -> int:
+        """How long a taken job is marked as this worker's. A run holds a lease of its own, so its mark
+        can last a day; a webhook job has only this mark: a short one lets another worker take it again
+        soon after this one died mid-delivery."""
+        if job_id.startswith(WEBHOOK_JOB_PREFIX):
+            return self.webhook_in_progress_ms
+        return self.in_progress_ms
 
     async def _run(self, job_id: str, data: bytes) -> None:
         """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
@@ -146,7 +143,8 @@ class WakingWorker(Worker):
             log.exception("job %s cannot be run", job_id)
             await self.jobs.finish(job_id)
             return
-        metrics.picked_up(enqueued_ms)
+        if name == JOB_NAME:
+            metrics.picked_up(enqueued_ms)
         try:
             await function.coroutine({**self.ctx, "job_id": job_id}, *args, **kwargs)
         except asyncio.CancelledError:
@@ -177,7 +175,12 @@ class WorkerHost:
         self.runtime = runtime
         self.worker = WakingWorker(
             jobs=runtime.store.jobs,
-            functions=[func(run_interaction, name=JOB_NAME, timeout=_JOB_TIMEOUT_SECONDS)],
+            webhook_in_progress_ms=webhook_mark_ms(runtime.settings.webhooks),
+            functions=[
+                func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
+                func(dispatch_webhook_event, name=EVENT_JOB),
+                func(deliver_webhook, name=DELIVERY_JOB),
+            ],
             redis_pool=runtime.store.redis,
             queue_name=settings.queue_name,
             handle_signals=False,

@@ -21,7 +21,8 @@ LAYERS: list[set[str]] = [
     {"events"},
     {"runner"},
     {"runtime", "api"},
-    {"worker_host", "launch"},
+    {"worker_jobs", "launch"},
+    {"worker_host"},
     {"app"},
     {"__main__"},
 ]

@@ -10,6 +10,9 @@ from ..events.log import EventLog
 from ..runner.control import Control
 from ..runner.create import Creator
 from ..settings import Settings
+from ..webhooks.dispatch import EventDispatch
+from ..webhooks.jwks import Keyring
+from ..webhooks.resource import WebhookResource
 from .auth import Authenticator
 
 
@@ -21,3 +24,9 @@ class AppState(msgspec.Struct, kw_only=True):
     creator: Creator
     control: Control
     events: EventLog
+    #: the Webhooks resource (server/webhooks/resource.py)
+    webhooks: WebhookResource
+    #: queues webhook deliveries (a ping's test delivery)
+    webhook_events: EventDispatch
+    #: the keys of webhook_config deliveries (GET /.well-known/jwks.json)
+    keyring: Keyring

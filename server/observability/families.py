@@ -60,3 +60,21 @@ FLUSH_SECONDS = Histogram("ix_event_log_flush_seconds", "Duration of one event-l
 REDIS_ERRORS = Counter(
     "ix_redis_errors_total", "Redis commands that failed (unreachable, timed out)", ["where"]
 )
+WEBHOOK_ATTEMPTS = Counter(
+    "ix_webhook_attempts_total",
+    "Webhook delivery attempts, by target kind (webhook, config, ping) and outcome (delivered, retry, "
+    "failed, logged: a ping's failure)",
+    ["kind", "outcome"],
+)
+WEBHOOK_ATTEMPT_SECONDS = Histogram(
+    "ix_webhook_attempt_seconds",
+    "One delivery attempt, to the receiver's response head",
+    ["kind"],
+    buckets=_SHORT,
+)
+WEBHOOK_EVENT_SECONDS = Histogram(
+    "ix_webhook_event_delivery_seconds",
+    "From an interaction's end to its receiver's 2xx (retries included)",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 30.0, 60.0, 300.0, 3600.0, 86400.0),
+)

@@ -58,6 +58,13 @@ _UPSTREAM_STATUS = re.compile(r"upstream_[1-5][0-9][0-9]")
 _MAX_CACHED = 1024
 
 _on = False
+
+
+def on() -> bool:
+    """Whether metrics are recorded in this process (for hooks kept in other modules: webhooks.py)."""
+    return _on
+
+
 #: (match, backend kind) of each configured route, in order, then the built-in models
 _routes: list[tuple[str, str]] = []
 _models: dict[str, _Model] = {}

@@ -35,6 +35,8 @@ class Script:
     chunk_delay: float = 0.0
     #: close the TCP connection after this many chunks, without ending the body
     abort_after: int | None = None
+    #: how long the response's head waits (a receiver slow to answer)
+    head_delay: float = 0.0
 
 
 class Knobs(TypedDict, total=False):
@@ -151,6 +153,8 @@ class FakeServer:
     async def _respond(
         self, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        if script.head_delay:
+            await asyncio.sleep(script.head_delay)
         head = [f"HTTP/1.1 {script.status} {REASONS.get(script.status, 'Status')}"]
         connection = "keep-alive" if self.keep_alive else "close"
         headers = {"connection": connection, **{k.lower(): v for k, v in script.headers.items()}}

@@ -1,0 +1,122 @@
+"""An interaction's end, turned into one delivery job per target (the event job's work), and pings.
+
+The event job is queued by the script that ends the interaction (store/scripts/_notify.lua), so it exists
+exactly when the end does. It reads the record, finds the tenant's enabled webhooks subscribed to the
+event and the request's `webhook_config` URIs, and queues a delivery per target. A job per target and per
+attempt, named by both (pending.py): an event job run twice (its worker died) queues nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+import msgspec
+
+from ..errors import NotFound
+from ..protocol import lifecycle
+from ..protocol import status as st
+from ..protocol.records import Record
+from ..store.jobs import DELIVERY_JOB
+from ..store.store import Store
+from . import events
+from .pending import CONFIG_TARGET, WEBHOOK_TARGET, Delivery, to_job
+
+log = logging.getLogger(__name__)
+
+
+class EventDispatch:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def dispatch(self, tenant: str, interaction_id: str) -> int:
+        """Queue the deliveries of an interaction's end; returns how many."""
+        try:
+            record = await self.store.interactions.get(tenant, interaction_id)
+        except NotFound:
+            # deleted between its end and this job: there is nothing left to point a receiver at
+            log.info("interaction %s was deleted before its webhooks were told of its end", interaction_id)
+            return 0
+        status = lifecycle.wire_status(record.status)
+        event_type = events.BY_STATUS.get(status)
+        if event_type is None:
+            return 0
+        deliveries = await self._targets(tenant, record, status, event_type)
+        for delivery in deliveries:
+            await self.enqueue(delivery)
+        return len(deliveries)
+
+    async def ping(self, tenant: str, webhook_id: str) -> None:
+        """A signed test delivery to a webhook, tried once, by a worker."""
+        now = datetime.now(UTC)
+        event = events.Event(
+            type=events.PING, timestamp=_rfc3339(now), data=events.PingData(webhook_id=webhook_id)
+        )
+        await self.enqueue(
+            Delivery(
+                tenant=tenant,
+                event_id=events.ping_id(),
+                event_type=events.PING,
+                body=events.body(event).decode(),
+                target=WEBHOOK_TARGET + webhook_id,
+                first_ms=int(now.timestamp() * 1000),
+                retries=False,
+            )
+        )
+
+    async def enqueue(self, delivery: Delivery, *, run_at_ms: int | None = None) -> bool:
+        return await self.store.jobs.enqueue_call(
+            delivery.job_id, DELIVERY_JOB, (to_job(delivery),), run_at_ms=run_at_ms
+        )
+
+    async def _targets(self, tenant: str, record: Record, status: str, event_type: str) -> list[Delivery]:
+        event_id = events.event_id(tenant, record.id, status)
+        data = _data(record, status)
+        first_ms = _ms(record.updated)
+
+        def delivery(target: str, data: events.EventData, uri: str | None = None) -> Delivery:
+            body = events.body(events.Event(type=event_type, timestamp=record.updated, data=data))
+            return Delivery(
+                tenant=tenant,
+                event_id=event_id,
+                event_type=event_type,
+                body=body.decode(),
+                target=target,
+                uri=uri,
+                first_ms=first_ms,
+            )
+
+        found = [
+            delivery(WEBHOOK_TARGET + webhook.id, data)
+            for webhook in await self.store.webhooks.enabled(tenant)
+            if event_type in webhook.subscribed_events
+        ]
+        config = record.config.config.webhook_config
+        if config is not None and config.uris:
+            with_metadata = msgspec.structs.replace(data, user_metadata=config.user_metadata)
+            found += [
+                delivery(f"{CONFIG_TARGET}{n}", with_metadata, uri) for n, uri in enumerate(config.uris)
+            ]
+        return found
+
+
+def _data(record: Record, status: str) -> events.EventData:
+    errors = record.output.errors if record.output is not None else None
+    if status == st.FAILED and errors:
+        return events.EventData(
+            id=record.id, status=status, error_code=errors[0].code, error_message=errors[0].message
+        )
+    return events.EventData(id=record.id, status=status)
+
+
+def _ms(timestamp: str) -> int:
+    """An RFC 3339 time of a record, in ms (now if it cannot be read: the retries' clock starts then)."""
+    try:
+        return int(datetime.fromisoformat(timestamp).timestamp() * 1000)
+    except ValueError:
+        return int(time.time() * 1000)
+
+
+def _rfc3339(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,160 @@
+"""A delivery job's work: one attempt, signed, and what follows from it.
+
+Each attempt is signed afresh (`webhook-timestamp` is the attempt's, so receivers' 5-minute window holds
+on a retry hours later) under the event's one `webhook-id`. A 2xx ends the delivery; a failure queues the
+next attempt after an exponential pause with jitter, until `retry_for_seconds` after the interaction
+ended; the last failure counts against the webhook (webhook_outcome.lua disables it at the limit). The
+next attempt is queued before this one is recorded: a worker killed in between leaves this job to be run
+again (its mark in progress is short, worker_host.py), which queues nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Sequence
+
+import msgspec
+
+from ..observability import webhooks as observed
+from ..sections import WebhookSettings
+from ..settings import Settings
+from ..store.store import Store
+from ..store.webhook_outcomes import Outcome
+from . import secrets, signing
+from .addresses import AllowList, Resolver, system_resolver
+from .delivery import Attempt, deliver
+from .dispatch import EventDispatch
+from .jwks import Keyring
+from .pending import Delivery
+
+log = logging.getLogger(__name__)
+
+
+def issuer(settings: Settings) -> str:
+    """The `iss` of webhook_config deliveries' JWTs: the configured public URL, or where this server
+    listens."""
+    return settings.webhooks.issuer or f"http://{settings.http.host}:{settings.http.port}"
+
+
+class AttemptRecord(msgspec.Struct, kw_only=True, frozen=True):
+    """One entry of GET .../webhooks/{id}/deliveries."""
+
+    event_id: str
+    event_type: str
+    attempt: int
+    outcome: Outcome
+    result: Attempt
+
+
+class Sender:
+    def __init__(
+        self,
+        store: Store,
+        dispatch: EventDispatch,
+        settings: WebhookSettings,
+        server_keys: Sequence[bytes],
+        keyring: Keyring,
+        issuer: str,
+        resolver: Resolver = system_resolver,
+    ) -> None:
+        self.store = store
+        self.dispatch = dispatch
+        self.settings = settings
+        self.server_keys = list(server_keys)
+        self.keyring = keyring
+        self.issuer = issuer
+        self.allow = AllowList.parse(settings.allow)
+        self.resolver = resolver
+
+    async def send(self, delivery: Delivery) -> None:
+        outcomes = self.store.webhook_outcomes
+        if await outcomes.delivered(delivery.tenant, delivery.event_id, delivery.target):
+            return
+        prepared = await self._prepare(delivery)
+        if prepared is None:
+            return
+        uri, headers = prepared
+        body = delivery.body.encode()
+        result = await deliver(
+            uri,
+            headers,
+            body,
+            allow=self.allow,
+            resolver=self.resolver,
+            timeout_seconds=self.settings.attempt_timeout_seconds,
+        )
+        outcome = await self._follow_up(delivery, result)
+        entry = AttemptRecord(
+            event_id=delivery.event_id,
+            event_type=delivery.event_type,
+            attempt=delivery.attempt,
+            outcome=outcome,
+            result=result,
+        )
+        await outcomes.record(
+            delivery.tenant,
+            webhook_id=delivery.webhook_id,
+            event_id=delivery.event_id,
+            target=delivery.target,
+            outcome=outcome,
+            attempt=msgspec.json.encode(entry),
+        )
+        observed.attempted(delivery.kind, outcome, result.latency_ms / 1000)
+        if result.delivered:
+            observed.delivered(delivery.kind, time.time() - delivery.first_ms / 1000)
+
+    async def _prepare(self, delivery: Delivery) -> tuple[str, dict[str, str]] | None:
+        """The URI and signed headers of this attempt; None when its webhook is gone or was disabled
+        (its pending events are dropped with it; a ping still goes to a disabled one)."""
+        stamp = int(time.time())
+        body = delivery.body.encode()
+        webhook_id = delivery.webhook_id
+        if webhook_id is None:
+            key = await self.keyring.current()
+            headers = signing.dynamic_headers(delivery.event_id, stamp, body, key, self.issuer)
+            return delivery.uri or "", headers
+        webhook = await self.store.webhooks.get(delivery.tenant, webhook_id)
+        if webhook is None or (delivery.retries and webhook.state != "enabled"):
+            log.info("webhook %s is gone or disabled: event %s is not sent", webhook_id, delivery.event_id)
+            return None
+        context = secrets.secret_context(delivery.tenant, webhook_id)
+        opened = [
+            secrets.unseal(secret.sealed, self.server_keys, context=context).decode()
+            for secret in webhook.valid_secrets(stamp * 1000)
+        ]
+        return webhook.uri, signing.static_headers(delivery.event_id, stamp, body, opened)
+
+    async def _follow_up(self, delivery: Delivery, result: Attempt) -> Outcome:
+        """What this attempt came to; a failed one with time left queues the next attempt first."""
+        if result.delivered:
+            return "delivered"
+        if not delivery.retries:
+            return "logged"
+        run_at = self.next_attempt_ms(delivery, time.time())
+        if run_at is None:
+            log.warning(
+                "webhook event %s to %s failed for good after %d attempts: %s",
+                delivery.event_id,
+                delivery.target,
+                delivery.attempt,
+                result.error,
+            )
+            return "failed"
+        await self.dispatch.enqueue(delivery.next(), run_at_ms=run_at)
+        return "retry"
+
+    def next_attempt_ms(self, delivery: Delivery, now: float) -> int | None:
+        """When the next attempt runs (ms), or None when it would be past the retries' end. The pause
+        doubles from `backoff_initial_seconds` up to `backoff_max_seconds`, and half of it is random, so
+        receivers coming back up are not hit by every sender at once."""
+        settings = self.settings
+        pause = min(
+            settings.backoff_max_seconds, settings.backoff_initial_seconds * 2 ** (delivery.attempt - 1)
+        )
+        pause = pause / 2 + random.uniform(0, pause / 2)
+        run_at = now + pause
+        if run_at * 1000 > delivery.first_ms + settings.retry_for_seconds * 1000:
+            return None
+        return int(run_at * 1000)

@@ -1,0 +1,59 @@
+"""The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
+webhook event of an interaction's end, and one webhook delivery attempt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .observability import context, spans
+from .runtime import Runtime
+from .sections import WebhookSettings
+from .webhooks import addresses, delivery
+from .webhooks.pending import from_job
+
+#: how long a taken job stays marked in progress (arq's job timeout); our lease, not this, detects lost runs
+JOB_TIMEOUT_SECONDS = 24 * 3600
+
+
+def webhook_mark_ms(settings: WebhookSettings) -> int:
+    """A webhook job's mark in progress: its attempt's DNS lookup, the attempt and its body's wait, and 5 s
+    for its Redis work."""
+    seconds = (
+        addresses.RESOLVE_TIMEOUT_SECONDS + settings.attempt_timeout_seconds + delivery.BODY_WAIT_SECONDS
+    )
+    return int(seconds * 1000) + 5_000
+
+
+async def run_interaction(
+    ctx: dict[str, Any],
+    tenant: str,
+    interaction_id: str,
+    fence: int,
+    request_id: str | None = None,
+    trace: dict[str, str] | None = None,
+) -> None:
+    """The job: under the id of the request that queued it (a new one for a job queued by no request), so
+    its log lines and its upstream call name that request, and in the trace it was queued in, if any."""
+    runtime: Runtime = ctx["runtime"]
+    valid = request_id is not None and context.valid_request_id(request_id)
+    request = context.RequestContext(request_id if valid and request_id else context.new_request_id())
+    request.tenant, request.interaction_id = tenant, interaction_id
+    token = context.enter(request)
+    try:
+        queue = runtime.settings.worker.queue_name
+        with spans.job(trace, queue, ctx.get("job_id", ""), interaction_id):
+            await runtime.jobs.run(tenant, interaction_id, fence)
+    finally:
+        context.leave(token)
+
+
+async def dispatch_webhook_event(ctx: dict[str, Any], tenant: str, interaction_id: str) -> None:
+    """The job queued with an interaction's end (store/scripts/_notify.lua): its webhook deliveries."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.webhook_events.dispatch(tenant, interaction_id)
+
+
+async def deliver_webhook(ctx: dict[str, Any], delivery: dict[str, Any]) -> None:
+    """One attempt of a webhook delivery (server/webhooks/sending.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.webhook_sender.send(from_job(delivery))
