@@ -154,6 +154,10 @@ class WakingWorker(Worker):
             raise
         except Exception:
             log.exception("job %s failed", job_id)
+            if job_id.startswith(WEBHOOK_JOB_PREFIX):
+                # a webhook job has no lease of its own to retry it (a Redis outage, say): it stays queued,
+                # and is taken again once its short mark runs out (its data lives a day at most)
+                return
         await asyncio.shield(self.jobs.finish(job_id))
 
     def _forget_finished(self) -> None:

@@ -205,6 +205,11 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
                 stack.append(linked)
 
 
+def unsent(error: str) -> Attempt:
+    """An attempt that could not be made (nothing was sent), as a failed one."""
+    return _failed(datetime.now(UTC), time.perf_counter(), error)
+
+
 def _failed(started: datetime, clock: float, error: str) -> Attempt:
     return Attempt(time=started, status_code=None, latency_ms=_ms(clock), error=error, delivered=False)
 

@@ -24,7 +24,7 @@ from ..store.store import Store
 from ..store.webhook_outcomes import Outcome
 from . import secrets, signing
 from .addresses import AllowList, Resolver, system_resolver
-from .delivery import Attempt, deliver
+from .delivery import Attempt, deliver, unsent
 from .dispatch import EventDispatch
 from .jwks import Keyring
 from .pending import Delivery
@@ -72,19 +72,25 @@ class Sender:
         outcomes = self.store.webhook_outcomes
         if await outcomes.delivered(delivery.tenant, delivery.event_id, delivery.target):
             return
-        prepared = await self._prepare(delivery)
-        if prepared is None:
-            return
-        uri, headers = prepared
-        body = delivery.body.encode()
-        result = await deliver(
-            uri,
-            headers,
-            body,
-            allow=self.allow,
-            resolver=self.resolver,
-            timeout_seconds=self.settings.attempt_timeout_seconds,
-        )
+        try:
+            prepared = await self._prepare(delivery)
+        except secrets.SealError as exc:
+            # a server key that changed without its predecessor kept in IX_WEBHOOK_KEYS: every attempt
+            # fails the same way, so it is said on each, and the event takes its course of retries
+            log.error("webhook %s: its signing secret cannot be opened: %s", delivery.webhook_id, exc)
+            result = unsent(f"signing secret: {exc}")
+        else:
+            if prepared is None:
+                return
+            uri, headers = prepared
+            result = await deliver(
+                uri,
+                headers,
+                delivery.body.encode(),
+                allow=self.allow,
+                resolver=self.resolver,
+                timeout_seconds=self.settings.attempt_timeout_seconds,
+            )
         outcome = await self._follow_up(delivery, result)
         entry = AttemptRecord(
             event_id=delivery.event_id,

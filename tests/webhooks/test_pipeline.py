@@ -113,6 +113,14 @@ async def test_a_webhook_hears_of_each_end_signed_with_its_secret(stack: Stack, 
     attempts = await _deliveries(stack, client._api_client.api_key or "", webhook_id)
     assert [a["outcome"] for a in attempts] == ["delivered", "delivered"]
     assert all(a["result"]["status_code"] == 200 for a in attempts)
+    if stack.topology.embedded_worker:
+        # the worker in the web process counts its attempts where /metrics shows them
+        async def counted() -> bool:
+            async with httpx.AsyncClient(base_url=stack.url) as http:
+                text = (await http.get("/metrics")).text
+            return 'ix_webhook_attempts_total{kind="webhook",outcome="delivered"}' in text
+
+        await until_async(counted, within=5)
 
 
 async def test_a_webhook_config_is_signed_with_a_jwt_of_the_jwks(stack: Stack, receiver: Receiver) -> None:
@@ -156,6 +164,18 @@ async def test_failed_and_cancelled_ends_are_their_own_events(
     assert by_id[failed.id]["data"]["error_code"] and by_id[failed.id]["data"]["error_message"]
     assert by_id[slow.id]["type"] == CANCELLED
     assert by_id[slow.id]["data"] == {"id": slow.id, "status": "cancelled"}
+
+
+async def test_a_function_call_is_a_requires_action_event(stack: Stack, receiver: Receiver) -> None:
+    client = sdk(stack.url, new_key())
+    _, secret = await _webhook(client, receiver.uri, ["interaction.requires_action"])
+    tool = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+    call = interaction(await client.aio.interactions.create(model="echo", input="Paris", tools=[tool]))
+    assert call.status == "requires_action"
+    [request] = await receiver.wait_for(1)
+    payload = verify_static(request, secret)
+    assert payload["type"] == "interaction.requires_action"
+    assert payload["data"] == {"id": call.id, "status": "requires_action"}
 
 
 async def _status_is(client: genai.Client, interaction_id: str, status: str) -> bool:
