@@ -80,7 +80,10 @@ class Runtime:
         self.server_keys = server_keys.load(settings)
         hooks = settings.webhooks
         self.keyring = Keyring(
-            store.signing_keys, self.server_keys, overlap_seconds=hooks.secret_overlap_seconds
+            store.signing_keys,
+            self.server_keys,
+            overlap_seconds=hooks.secret_overlap_seconds,
+            max_age_seconds=hooks.signing_key_max_age_seconds,
         )
         self.webhooks = WebhookResource(store.webhooks, hooks, self.server_keys)
         self.webhook_events = EventDispatch(store)

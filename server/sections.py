@@ -228,6 +228,8 @@ class WebhookSettings(Section):
     #: how long a replaced secret keeps signing after a rotation that keeps it (Google: 24 h), and how long
     #: a replaced JWKS key stays published
     secret_overlap_seconds: PositiveFloat = 86400.0
+    #: the JWKS key that signs webhook_config deliveries is replaced once this old (30 days)
+    signing_key_max_age_seconds: PositiveFloat = 2592000.0
 
 
 class ServerToml(Section):

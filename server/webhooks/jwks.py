@@ -4,7 +4,8 @@ Keys are RSA 2048, named by their RFC 7638 thumbprint, kept in Redis (server/sto
 the private half sealed by the server key (secrets.py), so every process signs with the same current key
 and serves the same JWKS (`/.well-known/jwks.json`). The first key is made by whichever process needs one
 first; a rotation makes a new current key, and the replaced one stays published for `overlap_seconds`,
-so receivers still verify what it signed (and their cached JWKS stays valid) until then.
+so receivers still verify what it signed (and their cached JWKS stays valid) until then. Keys rotate by
+themselves once they are `max_age_seconds` old (30 days by default).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ KEY_SIZE: Final = 2048
 #: how long a replaced key stays published by default: receivers cache a JWKS for hours, and a token it
 #: signed just before the rotation is valid for JWT_LIFETIME_SECONDS more
 DEFAULT_OVERLAP_SECONDS: Final = 24 * 3600
+#: a key signs for this long, then the next delivery makes a new one (a leaked key is useful for a while
+#: only, and receivers exercise rotation before it is ever urgent)
+DEFAULT_MAX_AGE_SECONDS: Final = 30 * 24 * 3600
 #: a compare-and-set lost to another process is retried this often (each loss means a key now exists)
 ATTEMPTS: Final = 3
 
@@ -84,6 +88,7 @@ class Keyring:
         server_keys: Sequence[bytes],
         *,
         overlap_seconds: float = DEFAULT_OVERLAP_SECONDS,
+        max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not server_keys:
@@ -96,6 +101,7 @@ class Keyring:
         self.store = store
         self.server_keys = list(server_keys)
         self.overlap_ms = int(overlap_seconds * 1000)
+        self.max_age_ms = int(max_age_seconds * 1000)
         self.clock = clock
         #: keys already opened by this process, by kid (opening is a decryption and a DER parse)
         self.opened: dict[str, SigningKey] = {}
@@ -104,11 +110,13 @@ class Keyring:
         return int(self.clock() * 1000)
 
     async def current(self) -> SigningKey:
-        """The key that signs now; the first one is made if there is none yet."""
+        """The key that signs now; the first one is made if there is none yet, and a new one when the
+        current one is older than `max_age_seconds` (the first process to see that makes it)."""
         for _ in range(ATTEMPTS):
             found = await self.store.load()
-            if found.current is not None and found.current in found.stored:
-                return self._open(found.stored[found.current])
+            stored = found.stored.get(found.current or "")
+            if stored is not None and stored.created_ms + self.max_age_ms > self.now_ms():
+                return self._open(stored)
             made = await self._install(found.current)
             if made is not None:
                 return made

@@ -93,6 +93,18 @@ async def test_the_next_rotation_drops_keys_past_their_overlap(store: Store) -> 
     assert (await ring.current()).kid == third.kid
 
 
+async def test_a_key_past_its_age_is_replaced_by_the_next_signer(store: Store) -> None:
+    clock = Clock()
+    first = await keyring(store, clock).current()
+    clock.now += jwks.DEFAULT_MAX_AGE_SECONDS - 60
+    assert (await keyring(store, clock).current()).kid == first.kid
+    clock.now += 120
+    signers = await asyncio.gather(*(keyring(store, clock).current() for _ in range(4)))
+    assert len({key.kid for key in signers}) == 1 and signers[0].kid != first.kid
+    document = await keyring(store, clock).document()
+    assert [each["kid"] for each in document["keys"]] == [signers[0].kid, first.kid]
+
+
 async def test_processes_rotating_at_once_make_one_rotation(store: Store) -> None:
     clock = Clock()
     old = await keyring(store, clock).current()
