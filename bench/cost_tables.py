@@ -1,5 +1,6 @@
 """The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
-cost) and 10 (issue 13: what metrics and the access log cost), in the form of tables.py: each section takes
+cost), 10 (issue 13: what metrics and the access log cost) and 11 (issue 14: webhook delivery), in the form
+of tables.py: each section takes
 a run's results and returns its lines, or none when the scenario did not run or broke."""
 
 from __future__ import annotations
@@ -212,9 +213,66 @@ def observability_section(results: dict[str, Any]) -> Section:
     return [heading, "", *table(header, rows), note, ""]
 
 
+# -- 11. webhook delivery ---------------------------------------------------------------------------------
+
+
+def _webhook_row(level: str, d: dict[str, Any]) -> Row:
+    ours, base = d["end_to_received"], (d.get("baseline") or {}).get("start_to_received") or {}
+    server = d["server_histogram"]
+    return [
+        f"{level} ({'1 event in flight per creator' if d['waits_for_its_webhook'] else 'back to back'})",
+        f"{d['delivered']}/{d['created']}",
+        d["missing"],
+        ours["p50_ms"],
+        ours["p99_ms"],
+        ours["max_ms"],
+        base.get("p50_ms"),
+        base.get("p99_ms"),
+        d.get("p50_vs_baseline"),
+        d.get("p99_vs_baseline"),
+        d["delivered_per_s"],
+        d["worker_cpu_ms_per_event"],
+        d["redis_commands_per_event"],
+        f"{fmt(server.get('mean_ms'))} / ≤{fmt(server.get('p50_le_ms'))} / ≤{fmt(server.get('p99_le_ms'))}",
+    ]
+
+
+def webhooks_section(results: dict[str, Any]) -> Section:
+    hooks = results.get("webhooks")
+    if not (isinstance(hooks, dict) and hooks.get("by_level")):
+        return []
+    heading = "### 11. webhook delivery: an interaction's end (its answer received) → its receiver got it"
+    header = [
+        "level",
+        "delivered",
+        "missing",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "direct POST p50 ms",
+        "direct POST p99 ms",
+        f"p50 {X} direct",
+        f"p99 {X} direct",
+        "delivered/s",
+        "worker CPU ms/event",
+        "Redis cmds/event",
+        "server histogram: mean / p50 / p99 ms",
+    ]
+    rows = [_webhook_row(level, d) for level, d in hooks["by_level"].items()]
+    warm = hooks["warmup"]
+    note = (
+        f"Foreground echo creates, one webhook subscribed; a direct POST: the bench to the same receiver "
+        f"(a fresh httpx client each, as the worker's), start → received. Warm-up ({warm['n']} events, "
+        f"not counted): p50 {fmt(warm['p50_ms'])} ms, max {fmt(warm['max_ms'])} ms. The server histogram "
+        "(`ix_webhook_event_delivery_seconds` from the worker's own /metrics) is read as bucket bounds."
+    )
+    return [heading, "", *table(header, rows), note, ""]
+
+
 #: in the order of the report, after tables.SECTIONS
 SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
     upstream_section,
     idle_workers_section,
     observability_section,
+    webhooks_section,
 )

@@ -1,4 +1,4 @@
-"""The targets of issues 6, 12 and 13, met or missed, read from a run's results.
+"""The targets of issues 6, 12, 13 and 14, met or missed, read from a run's results.
 
 Each scenario's targets come from its own function, in the order the Targets table lists them; a scenario
 that did not run (or broke) still gets its rows, measured as None ("not measured"), so that a run's table
@@ -217,6 +217,30 @@ def _observability(results: dict[str, Any]) -> list[Target]:
     return out
 
 
+def _webhooks(results: dict[str, Any]) -> list[Target]:
+    """11: an interaction's end (its answer received) → its webhook received: p99 at c1, and at c16 as a
+    ratio of a direct POST's to the same receiver (at c16 the worker's CPU per event sets the latency)."""
+    rows = get(results, "webhooks", "by_level") or {}
+
+    def figures(level: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+        row = rows.get(level) or {}
+        ours, base = row.get("end_to_received") or {}, get(row, "baseline", "start_to_received") or {}
+        detail = (
+            f"p50 {ours.get('p50_ms')} ms, {row.get('delivered')} of {row.get('created')} delivered; direct "
+            f"POST p50 {base.get('p50_ms')} ms, p99 {base.get('p99_ms')} ms"
+        )
+        return row, ours, detail
+
+    _, c1, detail = figures("c1")
+    name = "webhook c1: interaction's end → its receiver got the webhook, p99"
+    out = [_target("11", name, c1.get("p99_ms"), "<=", 100, " ms", detail)]
+    row, c16, detail = figures("c16")
+    name = "webhook c16: end → received p99 vs a direct POST's p99"
+    detail = f"p99 {c16.get('p99_ms')} ms; {detail}"
+    out.append(_target("11", name, row.get("p99_vs_baseline"), "<=", 6, X, detail))
+    return out
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -229,6 +253,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _upstream,
     _idle_workers,
     _observability,
+    _webhooks,
 )
 
 

@@ -1,12 +1,12 @@
-"""The seven scenarios of issue 6, the two of issue 12 and the one of issue 13, each measured beside a
-baseline taken in the same run.
+"""The seven scenarios of issue 6, the two of issue 12, the one of issue 13 and the one of issue 14, each
+measured beside a baseline taken in the same run.
 
 Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
 that goes into bench/results/latest.json; bench/targets.py, bench/tables.py and bench/cost_tables.py turn
 those into the targets and the tables. One module per kind of measurement: create.py (1, 2: wrk on create),
 background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7),
 upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers), observe.py
-(10: what metrics and the access log cost).
+(10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .observe import observability_cost
 from .plan import Plan
 from .relay import stream_relay
 from .upstream import upstream_path
+from .webhooks import webhook_delivery
 
 __all__ = ["SCENARIOS", "Bench", "Plan"]
 
@@ -38,4 +39,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "upstream": upstream_path,
     "idle_workers": idle_workers,
     "observability": observability_cost,
+    "webhooks": webhook_delivery,
 }
