@@ -47,10 +47,13 @@ async def run_interaction(
         context.leave(token)
 
 
-async def dispatch_webhook_event(ctx: dict[str, Any], tenant: str, interaction_id: str) -> None:
-    """The job queued with an interaction's end (store/scripts/_notify.lua): its webhook deliveries."""
+async def dispatch_webhook_event(
+    ctx: dict[str, Any], tenant: str, interaction_id: str, ended_ms: int | None = None
+) -> None:
+    """The job queued with an interaction's end (store/scripts/_notify.lua): its webhook deliveries.
+    `ended_ms`: when it ended (jobs queued by an earlier version have none)."""
     runtime: Runtime = ctx["runtime"]
-    await runtime.webhook_events.dispatch(tenant, interaction_id)
+    await runtime.webhook_events.dispatch(tenant, interaction_id, ended_ms)
 
 
 async def deliver_webhook(ctx: dict[str, Any], delivery: dict[str, Any]) -> None:

@@ -61,7 +61,9 @@ def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool =
     names = [keys.webhooks_enabled(tenant), keys.arq_job(job), queue_name, keys.wake(queue_name)]
     if not ends:
         return EventJob(keys=names, job="", data=b"", now=now)
-    data = serialize_job(EVENT_JOB, (tenant, interaction_id), {}, None, now, serializer=job_serializer)
+    # `now` is when it ends, to the ms (the record's `updated` is to the second): webhooks' retries count
+    # from it, and their metrics measure from it
+    data = serialize_job(EVENT_JOB, (tenant, interaction_id, now), {}, None, now, serializer=job_serializer)
     return EventJob(keys=names, job=job, data=data, now=now)
 
 

@@ -30,8 +30,9 @@ class EventDispatch:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def dispatch(self, tenant: str, interaction_id: str) -> int:
-        """Queue the deliveries of an interaction's end; returns how many."""
+    async def dispatch(self, tenant: str, interaction_id: str, ended_ms: int | None = None) -> int:
+        """Queue the deliveries of an interaction's end (at `ended_ms`, else its record's second);
+        returns how many."""
         try:
             record = await self.store.interactions.get(tenant, interaction_id)
         except NotFound:
@@ -42,7 +43,8 @@ class EventDispatch:
         event_type = events.BY_STATUS.get(status)
         if event_type is None:
             return 0
-        deliveries = await self._targets(tenant, record, status, event_type)
+        ended = ended_ms if ended_ms is not None else _ms(record.updated)
+        deliveries = await self._targets(tenant, record, status, event_type, ended)
         for delivery in deliveries:
             await self.enqueue(delivery)
         return len(deliveries)
@@ -70,10 +72,11 @@ class EventDispatch:
             delivery.job_id, DELIVERY_JOB, (to_job(delivery),), run_at_ms=run_at_ms
         )
 
-    async def _targets(self, tenant: str, record: Record, status: str, event_type: str) -> list[Delivery]:
+    async def _targets(
+        self, tenant: str, record: Record, status: str, event_type: str, first_ms: int
+    ) -> list[Delivery]:
         event_id = events.event_id(tenant, record.id, status)
         data = _data(record, status)
-        first_ms = _ms(record.updated)
 
         def delivery(target: str, data: events.EventData, uri: str | None = None) -> Delivery:
             body = events.body(events.Event(type=event_type, timestamp=record.updated, data=data))
