@@ -40,8 +40,11 @@ CHECKS = [
 #: where a request the schema allows can still be refused for a reason no schema can state, so that
 #: "schema-valid data is accepted" does not hold: create (a model name that is not configured), get
 #: (`last_event_id` without `stream=true`, or an event id the log does not hold), cancel (an interaction that
-#: has already finished). Every other check runs on them.
-_STATEFUL_REFUSALS = "^(CreateInteraction|getInteractionById|cancelInteractionById)"
+#: has already finished), a webhook's create and update (a URI whose host resolves to a private address, or
+#: to nothing), and its list (a page token this server did not make). Every other check runs on them.
+_STATEFUL_REFUSALS = (
+    "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks)"
+)
 
 
 def config(max_examples: int = 25) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from ..errors import WebhookNotFound
 from ..protocol.codec import convert, decode_json, json_encoder
 from ..webhooks.wire import CreateWebhook, Deliveries, RotateSigningSecret, UpdateWebhook
 from .body import read_body
+from .errors import ApiError
 from .interactions import _BASES, _state
 from .state import AppState
 
@@ -53,6 +54,19 @@ async def _body(request: Request[Any, Any, Any], state: AppState, tp: type[T]) -
     http = state.settings.http
     raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     return convert(decode_json(raw) if raw.strip() else {}, tp)
+
+
+#: what the item path answers: `{id}` plain, or with a custom method's verb (`{id}:ping`)
+_ITEM_ALLOW = "DELETE, GET, OPTIONS, PATCH"
+_VERB_ALLOW = "OPTIONS, POST"
+
+
+def _item_id(request: Request[Any, Any, Any]) -> str:
+    """The id of a plain item path; `{id}:verb` takes only POST (a 405, as the document says)."""
+    segment = str(request.path_params["webhook_id"])
+    if ":" in segment:
+        raise ApiError(405, f"{request.method} is not allowed on a custom method", {"Allow": _VERB_ALLOW})
+    return segment
 
 
 def _query(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> str | None:
@@ -82,23 +96,24 @@ async def list_webhooks(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def get_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    return _json(await state.webhooks.get(tenant, request.path_params["webhook_id"]))
+    return _json(await state.webhooks.get(tenant, _item_id(request)))
 
 
 @patch(ITEM)
 async def update_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
+    webhook_id = _item_id(request)
     body = await _body(request, state, UpdateWebhook)
     mask = _query(request, "update_mask", "updateMask")
-    return _json(await state.webhooks.update(tenant, request.path_params["webhook_id"], body, mask))
+    return _json(await state.webhooks.update(tenant, webhook_id, body, mask))
 
 
 @delete(ITEM, status_code=200)
 async def delete_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    await state.webhooks.delete(tenant, request.path_params["webhook_id"])
+    await state.webhooks.delete(tenant, _item_id(request))
     return _empty()
 
 
@@ -108,7 +123,11 @@ async def webhook_method(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
     segment = str(request.path_params["webhook_id"])
-    webhook_id, _, verb = segment.partition(":")
+    webhook_id, colon, verb = segment.partition(":")
+    if not colon:
+        raise ApiError(
+            405, "POST is not allowed on a webhook (its custom methods are)", {"Allow": _ITEM_ALLOW}
+        )
     if verb == "ping":
         await _body(request, state, dict[str, Any])
         # the webhook must exist; the delivery is queued, never sent from the request
@@ -146,16 +165,21 @@ async def jwks(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-_ITEM_ALLOW = "DELETE, GET, OPTIONS, PATCH, POST"
+@route(COLLECTION, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def webhooks_options() -> Response[None]:
+    return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS, POST"})
 
 
 @route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
-async def webhook_item_options() -> Response[None]:
-    """litestar builds a path's OPTIONS answer from its first handler only (see interactions.item_options)."""
-    return Response(None, status_code=204, headers={"Allow": _ITEM_ALLOW})
+async def webhook_item_options(request: Request[Any, Any, Any]) -> Response[None]:
+    """litestar builds a path's OPTIONS answer from its first handler only (see interactions.item_options);
+    and `{id}` and `{id}:verb` are one route here, two paths in the document."""
+    allow = _VERB_ALLOW if ":" in str(request.path_params["webhook_id"]) else _ITEM_ALLOW
+    return Response(None, status_code=204, headers={"Allow": allow})
 
 
 HANDLERS = [
+    webhooks_options,
     webhook_item_options,
     create_webhook,
     list_webhooks,

@@ -333,6 +333,11 @@ def test_the_vertex_paths_and_malformed_ids(http: httpx.Client) -> None:
     )
     assert unknown.status_code == 400 and "colour" in unknown.json()["error"]["message"]
     assert http.post("/v1beta/webhooks", content=b"{").status_code == 400
+    # `{id}` and `{id}:verb` are different paths: each answers only its own methods
+    assert http.get(f"/v1beta/webhooks/{made['id']}:ping").status_code == 405
+    assert http.post(f"/v1beta/webhooks/{made['id']}").headers["allow"] == "DELETE, GET, OPTIONS, PATCH"
+    assert http.options(f"/v1beta/webhooks/{made['id']}:ping").headers["allow"] == "OPTIONS, POST"
+    assert http.options("/v1beta/webhooks").headers["allow"] == "GET, OPTIONS, POST"
 
 
 def test_deliveries_extension(http: httpx.Client, api_key: str, store: SyncRedis) -> None:

@@ -24,8 +24,8 @@ _ID: Json = {
     "name": "id",
     "in": "path",
     "required": True,
-    "description": "Webhook id (`wh_` and 22 characters)",
-    "schema": {"type": "string"},
+    "description": "Webhook id (`wh_` and 22 characters; anything else names no webhook: 404)",
+    "schema": {"type": "string", "pattern": "^wh_[A-Za-z0-9_-]{22}$"},
 }
 _EMPTY: Json = {"type": "object", "maxProperties": 0}
 _JWKS: Json = {
@@ -36,7 +36,8 @@ _JWKS: Json = {
 
 
 def _query(name: str, description: str, kind: str = "string") -> Json:
-    return {"name": name, "in": "query", "description": description, "schema": {"type": kind}}
+    schema: Json = {"type": kind, "minimum": 0} if kind == "integer" else {"type": kind}
+    return {"name": name, "in": "query", "description": description, "schema": schema}
 
 
 def _reply(description: str, schema: Json) -> Json:
@@ -116,7 +117,7 @@ def _item_operations() -> dict[str, Json]:
             "Queue a signed test delivery to the webhook",
             _reply("Queued", _EMPTY),
             requestBody=_body(_EMPTY, required=False),
-            responses=errors(e404=_NOT_FOUND),
+            responses=errors(e400="A body that is not a JSON object", e404=_NOT_FOUND),
         ),
         "rotate": _op(
             "RotateSigningSecret",
@@ -208,6 +209,9 @@ def webhook_schemas() -> Json:
         ref_template="#/components/schemas/{name}",
     )
     events = {"type": "string", "enum": list(rules.INTERACTION_EVENTS)}
+    # the addresses its host resolves to are checked too, which no schema can say
+    uri = {"type": "string", "format": "uri", "pattern": "^https?://", "maxLength": 2048}
+    components["CreateWebhook"]["properties"]["uri"] = uri
     for name in ("CreateWebhook", "Webhook"):
         components[name]["properties"]["subscribed_events"] = {
             "type": "array",
