@@ -65,6 +65,8 @@ def write_settings(
         "IX_CONFIG": str(config_path),
         "IX_MODELS": str(models_path),
         "EMBEDDED_WORKER": "1",
+        # its data (the webhooks' key file) in the test's directory, never the checkout's var/
+        "IX_DATA_DIR": str(workdir / "var"),
         **(env or {}),
     }
     return settings_module.load(environ)
