@@ -54,9 +54,9 @@ class PingData(msgspec.Struct, kw_only=True):
 
 class Event(msgspec.Struct, kw_only=True):
     type: str
+    version: str = VERSION
     timestamp: str
     data: EventData | PingData
-    version: str = VERSION
 
 
 _encode = msgspec.json.Encoder().encode
