@@ -232,6 +232,23 @@ class WebhookSettings(Section):
     signing_key_max_age_seconds: PositiveFloat = 2592000.0
 
 
+class ToolSettings(Section):
+    """Tools the server runs itself: remote MCP servers (`mcp_server` tools) and the loop around them."""
+
+    #: one MCP tool call, from its request to its result (a slower call is an error result the model sees)
+    mcp_call_timeout_seconds: PositiveFloat = 60.0
+    #: connecting to an MCP server and listing its tools
+    mcp_connect_timeout_seconds: PositiveFloat = 15.0
+    #: every MCP call of one run together; past it, the run ends `incomplete` with what it made
+    mcp_run_timeout_seconds: PositiveFloat = 900.0
+    #: model calls of one run: a loop that still wants tools after this many ends `incomplete`
+    max_model_calls: PositiveInt = 25
+    #: the largest tool result kept and shown to the model, as JSON; a larger one is cut, and says so
+    max_result_bytes: PositiveInt = 65536
+    #: MCP servers a run may name
+    max_servers: PositiveInt = 8
+
+
 class ServerToml(Section):
     http: HttpSettings = msgspec.field(default_factory=HttpSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
@@ -244,6 +261,7 @@ class ServerToml(Section):
     log: LogSettings = msgspec.field(default_factory=LogSettings)
     metrics: MetricsSettings = msgspec.field(default_factory=MetricsSettings)
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
 
 
 class ModelsToml(Section):

@@ -56,6 +56,7 @@ from .sections import (
     StoreSettings,
     StreamDisconnect,
     UpstreamRetrySettings,
+    ToolSettings,
     WebhookSettings,
     WorkerSettings,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "StoreSettings",
     "StreamDisconnect",
     "UpstreamRetrySettings",
+    "ToolSettings",
     "WebhookSettings",
     "WorkerSettings",
     "load",
@@ -121,6 +123,7 @@ class Settings(msgspec.Struct, kw_only=True):
     log: LogSettings
     metrics: MetricsSettings
     webhooks: WebhookSettings
+    tools: ToolSettings
     models: list[ModelRoute]
 
     @property
