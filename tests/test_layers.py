@@ -18,6 +18,8 @@ LAYERS: list[set[str]] = [
     {"store", "upstream"},
     # signing, delivery: above the store, whose records they keep (its own layer, so events may use it)
     {"webhooks"},
+    # tools the server runs itself (remote MCP servers): they use the webhooks' address rules
+    {"tools"},
     {"events"},
     {"runner"},
     {"runtime", "api"},
