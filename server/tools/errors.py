@@ -17,7 +17,7 @@ from ..errors import InvalidArgument
 from ..upstream.base import UpstreamError
 
 #: the `backend` of an McpServerUnavailable, as UpstreamError's messages name it
-BACKEND = "MCP server"
+BACKEND = "mcp"
 
 
 class McpUrlRefused(InvalidArgument):
@@ -39,3 +39,6 @@ class McpServerUnavailable(UpstreamError):
         self.server_name = name
         self.host = host
         self.reason = reason
+
+    def __str__(self) -> str:
+        return self.message

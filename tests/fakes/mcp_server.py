@@ -22,6 +22,7 @@ import anyio
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -129,7 +130,9 @@ def serving(require: tuple[str, str] | None = None) -> Iterator[RunningMcp]:
     """The server on a free port of 127.0.0.1 while the block runs (`require`: (header, value))."""
     record = Record()
     mcp = build(record)
-    app = recording(mcp.streamable_http_app(), record, require)
+    # any Host: the tests reach it by names only their resolver knows (the client connects to the address)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = recording(mcp.streamable_http_app(transport_security=security), record, require)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

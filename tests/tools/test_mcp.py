@@ -4,11 +4,13 @@ over Streamable HTTP on 127.0.0.1), driven through the official SDK's client."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import mcp_types
 import pytest
 
 from server.errors import InvalidArgument
@@ -16,6 +18,7 @@ from server.protocol.tools import McpServerTool
 from server.sections import ToolSettings
 from server.tools.errors import McpServerUnavailable, McpUrlRefused
 from server.tools.mcp import CallResult, McpSessions
+from server.tools.results import bounded, shape
 from server.webhooks.addresses import AllowList
 
 from ..fakes.mcp_server import RunningMcp, free_port, serving
@@ -247,6 +250,24 @@ async def test_aclose_from_a_cancelled_task(mcp: RunningMcp) -> None:
     await _eventually(lambda: not (set(asyncio.all_tasks()) - tasks - {asyncio.current_task()}))
 
 
+async def test_the_connection_goes_to_the_checked_address(mcp: RunningMcp) -> None:
+    """A name only our resolver knows: the server is reached at the address it gave, named in Host."""
+    asked: list[tuple[str, int]] = []
+
+    async def resolver(host: str, port: int) -> list[str]:
+        asked.append((host, port))
+        return ["127.0.0.1"]
+
+    url = f"http://mcp.invalid:{mcp.port}/mcp"
+    opened = await McpSessions.open([server(url)], SETTINGS, LOOPBACK, resolver)
+    try:
+        assert (await opened.call("fake", "echo", {"text": "pinned"})).result == "pinned"
+    finally:
+        await opened.aclose()
+    assert asked == [("mcp.invalid", mcp.port)]
+    assert {seen["host"] for seen in mcp.record.headers_seen} == {f"mcp.invalid:{mcp.port}"}
+
+
 async def test_too_many_servers_and_duplicate_names(mcp: RunningMcp) -> None:
     many = [server(mcp.url, name=f"s{n}") for n in range(SETTINGS.max_servers + 1)]
     with pytest.raises(InvalidArgument) as caught:
@@ -279,3 +300,22 @@ async def _eventually(check: Any, within: float = 5.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "not within the time allowed"
         await asyncio.sleep(0.02)
+
+
+def test_result_shapes_and_bounds() -> None:
+    text = mcp_types.TextContent(type="text", text="a")
+    image = mcp_types.ImageContent(type="image", data="aGk=", mime_type="image/png")
+    both = mcp_types.CallToolResult(content=[text, text])
+    assert shape(both) == "a\na"
+    mixed = shape(mcp_types.CallToolResult(content=[text, image]))
+    assert mixed == [
+        {"type": "text", "text": "a"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+    ]
+    structured = mcp_types.CallToolResult(content=[], structured_content={"n": 1})
+    assert shape(structured) == {"n": 1}
+    cut = bounded([{"type": "text", "text": "y" * 500}], 200)
+    assert isinstance(cut, str) and cut.startswith('[{"type"') and "bytes cut" in cut
+    assert len(json.dumps(cut).encode()) <= 200
+    quoted = bounded('"' * 500, 200)  # escaping doubles each byte: still within the bound
+    assert len(json.dumps(quoted).encode()) <= 200 and "bytes cut" in quoted
