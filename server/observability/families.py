@@ -78,3 +78,12 @@ WEBHOOK_EVENT_SECONDS = Histogram(
     ["kind"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 30.0, 60.0, 300.0, 3600.0, 86400.0),
 )
+TOOL_CALLS = Counter(
+    "ix_tool_calls_total",
+    "MCP tool calls the server made for its runs, by outcome (ok, error: the tool's or the call's, "
+    "out_of_time: the run's time for tool calls ran out)",
+    ["outcome"],
+)
+TOOL_CALL_SECONDS = Histogram(
+    "ix_tool_call_seconds", "One MCP tool call, from its request to its result", buckets=_LONG
+)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from typing import Final
 
 import msgspec
 
-from .interaction import Interaction
+from .interaction import Interaction, InteractionConfig
 from .lifecycle import wire_status
 from .records import Output, Record, StoredConfig
 from .steps import Step
+from .tools import McpServerTool
 
 _last_second = -1
 _last_stamp = ""
@@ -41,7 +43,7 @@ def interaction(
     """The interaction with `output` (its steps, unless `steps` says otherwise: get's full timeline)."""
     output = output or _NO_OUTPUT
     return Interaction(
-        **msgspec.structs.asdict(config.config),
+        **msgspec.structs.asdict(_hide_headers(config.config)),
         id=interaction_id,
         object="interaction",
         status=wire_status(status),
@@ -52,6 +54,24 @@ def interaction(
         usage=output.usage,
         errors=output.errors,
     )
+
+
+#: what an interaction shows in place of the value of an `mcp_server` tool's header (a credential)
+HIDDEN_HEADER: Final = "(hidden)"
+
+
+def _hide_headers(config: InteractionConfig) -> InteractionConfig:
+    """The config as an interaction shows it: its MCP servers' header names, never their values."""
+    tools = config.tools
+    if not tools or not any(isinstance(tool, McpServerTool) and tool.headers for tool in tools):
+        return config
+    shown = [
+        msgspec.structs.replace(tool, headers=dict.fromkeys(tool.headers, HIDDEN_HEADER))
+        if isinstance(tool, McpServerTool) and tool.headers
+        else tool
+        for tool in tools
+    ]
+    return msgspec.structs.replace(config, tools=shown)
 
 
 def from_record(record: Record, *, full_timeline: bool, include_input: bool = False) -> Interaction:

@@ -26,6 +26,8 @@ from . import handle as reasons
 from .handle import RunHandle
 from .sinks import RunEnd, RunResult, Sink
 from .spec import RunSpec
+from .tool_loop import mcp_servers
+from .tool_run import UNAVAILABLE, ToolRun, ToolServerError
 from .turn import TurnBuilder
 
 WORKER_STOPPED: Final = (
@@ -36,8 +38,10 @@ _MAX_RETRY_AFTER_SECONDS: Final = 60.0
 
 
 class Runner:
-    def __init__(self, retry: UpstreamRetrySettings) -> None:
+    def __init__(self, retry: UpstreamRetrySettings, tools: ToolRun | None = None) -> None:
         self.retry = retry
+        #: runs whose request names MCP servers (None: such a request fails, naming why)
+        self.tools = tools
 
     async def run(self, spec: RunSpec, handle: RunHandle, sink: Sink) -> RunResult:
         """Run to the end. A cancellation that did not come through `handle.stop` (a worker shutting
@@ -61,7 +65,7 @@ class Runner:
         produced = False
         try:
             try:
-                async with contextlib.aclosing(self._upstream(spec)) as events:
+                async with contextlib.aclosing(self._events(spec)) as events:
                     async for event in events:
                         if not produced and _is_output(event):
                             produced = True
@@ -90,6 +94,15 @@ class Runner:
         timer.ended(status, error_code, output.usage)
         spans.run_ended(status, error_code, output.usage)
         return await sink.settle(end)
+
+    def _events(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
+        """The run's events: the backend's, or those of the tool loop when the request names MCP servers."""
+        servers = mcp_servers(spec.request.config.tools)
+        if not servers:
+            return self._upstream(spec)
+        if self.tools is None:
+            raise ToolServerError("this process runs no MCP tools")
+        return self.tools.events(spec, servers, self._upstream)
 
     async def _upstream(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
         """The backend's events; a background run retries a failure that came before any output."""
@@ -143,6 +156,8 @@ def _is_output(event: UpstreamEvent) -> bool:
 def _error_code(error: UpstreamError | None) -> str:
     if error is None:
         return "failed"
+    if isinstance(error, ToolServerError):
+        return UNAVAILABLE
     if error.timeout:
         return "upstream_timeout"
     if error.misconfigured:

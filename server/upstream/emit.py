@@ -33,7 +33,7 @@ from ..protocol.steps import (
     ThoughtStep,
     UserInputStep,
 )
-from ..protocol.tools import Tool
+from ..protocol.tools import McpServerTool, Tool
 from .base import StepDelta, StepEnded, StepStarted, UpstreamEvent, UpstreamRequest
 
 Events = list[UpstreamEvent]
@@ -203,7 +203,9 @@ def check_request(
     """Refuse (a 400 naming the field) what a backend cannot take: a tool of a kind it does not run, and,
     with `check_content`, an input item it cannot read."""
     for index, tool in enumerate(request.config.tools or []):
-        if not isinstance(tool, tools):
+        # MCP servers are this server's to run (runner/tool_run.py): the model is offered their tools as
+        # functions, which every backend takes
+        if not isinstance(tool, (*tools, McpServerTool)):
             raise unsupported_tool(backend, tool, index)
     if check_content is None:
         return
