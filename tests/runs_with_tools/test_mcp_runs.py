@@ -123,7 +123,9 @@ def test_a_stream_shows_the_tool_steps_as_they_happen(stack: Stack, mcp: Running
 
 def test_a_failing_tool_is_a_result_the_model_sees(stack: Stack, mcp: RunningMcp) -> None:
     client = sdk(stack.url, new_key())
-    done: Any = interaction(client.interactions.create(model="echo", input="boom", tools=[_server(mcp, "fail")]))
+    done: Any = interaction(
+        client.interactions.create(model="echo", input="boom", tools=[_server(mcp, "fail")])
+    )
     assert done.status == "completed"
     assert _types(done.steps) == ["mcp_server_tool_call", "mcp_server_tool_result", "model_output"]
 
@@ -134,7 +136,9 @@ def test_an_unreachable_server_fails_the_run_naming_it(stack: Stack) -> None:
     with pytest.raises(APIStatusError) as caught:
         client.interactions.create(model="echo", input="hi", tools=[dead])
     assert caught.value.status_code == 502 and "gone" in str(caught.value)
-    job: Any = interaction(client.interactions.create(model="echo", input="hi", tools=[dead], background=True))
+    job: Any = interaction(
+        client.interactions.create(model="echo", input="hi", tools=[dead], background=True)
+    )
     failed = until(lambda: _finished(client, job.id or ""), timeout=20)
     assert failed.status == "failed"
     assert failed.errors and failed.errors[0].code == "mcp_server_unavailable"
@@ -174,7 +178,9 @@ def test_an_openai_model_loops_over_several_tool_calls(
     ]
     openai_fake.add(*calls, oa.openai_text_script("Sums done"))
     client = sdk(stack.url, new_key())
-    done: Any = interaction(client.interactions.create(model="gpt-4o", input="add", tools=[_server(mcp, "add")]))
+    done: Any = interaction(
+        client.interactions.create(model="gpt-4o", input="add", tools=[_server(mcp, "add")])
+    )
     assert done.status == "completed"
     assert _types(done.steps) == ["mcp_server_tool_call", "mcp_server_tool_result"] * 3 + ["model_output"]
     results = [s.result for s in done.steps or [] if s.type == "mcp_server_tool_result"]
@@ -276,3 +282,39 @@ def test_headers_reach_only_the_mcp_server(stack: Stack, mcp: RunningMcp) -> Non
     assert SECRET not in logs
     response = httpx.get(stack.url + "/readyz")
     assert response.status_code == 200
+
+
+def test_a_worker_killed_mid_loop_repeats_no_tool_call(
+    stacks: dict[str, Stack], mcp: RunningMcp, openai_fake: FakeServer
+) -> None:
+    """Its worker SIGKILLed after two slow calls: the run, which made output, is failed as worker_lost by
+    the reaper with the steps it made, and no call is made a second time (a re-run would repeat them)."""
+    stack = stacks["tcp-workers"]
+    openai_fake.scripts.clear()
+    openai_fake.add(
+        *[
+            oa.openai_tool_call_script("docs__slow", fragments=('{"seconds": 0.4}',), call_id=f"call_{n}")
+            for n in range(10)
+        ],
+        oa.openai_text_script("done"),
+    )
+    client = sdk(stack.url, new_key())
+    before = _slow_calls(mcp)
+    job: Any = interaction(
+        client.interactions.create(
+            model="gpt-4o", input="slowly", tools=[_server(mcp, "slow")], background=True
+        )
+    )
+    until(lambda: _slow_calls(mcp) - before >= 2, timeout=20)
+    [worker] = stack.workers
+    worker.signal(9)
+    worker.wait(10)
+    stack.workers.clear()
+    made = _slow_calls(mcp) - before
+    stack.start_worker()
+    ended: Any = until(lambda: _finished(client, job.id or ""), timeout=30)
+    assert ended.status == "failed" and ended.errors[0].code == "worker_lost"
+    calls = _types(ended.steps).count("mcp_server_tool_call")
+    assert 2 <= calls <= made
+    time.sleep(1.0)
+    assert _slow_calls(mcp) - before == made
