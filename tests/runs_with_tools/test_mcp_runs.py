@@ -17,6 +17,8 @@ from google import genai
 from google.genai._interactions import APIStatusError, BadRequestError
 
 from server.protocol.views import HIDDEN_HEADER
+from tests.fakes import anthropic as an
+from tests.fakes import gemini as gm
 from tests.fakes import openai as oa
 from tests.fakes.http import FakeServer
 from tests.fakes.loop import FakeLoop
@@ -51,7 +53,15 @@ def openai_fake() -> Iterator[FakeServer]:
 
 @pytest.fixture(scope="module")
 def stacks(tmp_path_factory: pytest.TempPathFactory, openai_fake: FakeServer) -> Iterator[dict[str, Stack]]:
-    models = f'[[models]]\nmatch = "gpt-*"\nbackend = "openai"\nbase_url = "{openai_fake.base_url}/v1"\n'
+    # one fake answers every backend: each test queues the scripts of the protocol it calls
+    models = "".join(
+        f'[[models]]\nmatch = "{match}"\nbackend = "{backend}"\nbase_url = "{openai_fake.base_url}{path}"\n'
+        for match, backend, path in [
+            ("gpt-*", "openai", "/v1"),
+            ("claude-*", "anthropic", ""),
+            ("gemini-*", "gemini", ""),
+        ]
+    )
     names = ["make-run", "tcp-workers"]
     specs = [
         StackSpec(
@@ -189,6 +199,28 @@ def test_an_openai_model_loops_over_several_tool_calls(
     last = openai_fake.requests[-1].json()
     assert [m["role"] for m in last["messages"]].count("tool") == 3
     assert done.usage is not None and done.usage.total_input_tokens == 4 * 9
+
+
+@pytest.mark.parametrize("model", ["claude-x", "gemini-x"])
+def test_anthropic_and_gemini_models_call_mcp_tools_too(
+    stack: Stack, mcp: RunningMcp, openai_fake: FakeServer, model: str
+) -> None:
+    openai_fake.scripts.clear()
+    openai_fake.requests.clear()
+    if model.startswith("claude"):
+        call = an.anthropic_tool_use_script("docs__add", fragments=('{"a": 2, "b": 3}',), call_id="toolu_1")
+        openai_fake.add(call, an.anthropic_text_script("Five."))
+    else:
+        openai_fake.add(
+            gm.gemini_function_call_script("docs__add", {"a": 2, "b": 3}), gm.gemini_text_script("Five.")
+        )
+    client = sdk(stack.url, new_key())
+    done: Any = interaction(client.interactions.create(model=model, input="add", tools=[_server(mcp, "add")]))
+    assert done.status == "completed"
+    tool_steps = [s for s in done.steps if s.type.startswith("mcp_server")]
+    assert [s.type for s in tool_steps] == ["mcp_server_tool_call", "mcp_server_tool_result"]
+    assert "5" in json.dumps(tool_steps[1].result)
+    assert "5" in openai_fake.requests[-1].body.decode()
 
 
 def test_mixed_function_and_mcp_calls_end_requires_action_after_the_mcp_ones(
