@@ -97,12 +97,11 @@ class Runner:
 
     def _events(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
         """The run's events: the backend's, or those of the tool loop when the request names MCP servers."""
-        servers = mcp_servers(spec.request.config.tools)
-        if not servers:
+        if not mcp_servers(spec.request.config.tools):
             return self._upstream(spec)
         if self.tools is None:
             raise ToolServerError("this process runs no MCP tools")
-        return self.tools.events(spec, servers, self._upstream)
+        return self.tools.events(spec, self._upstream)
 
     async def _upstream(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
         """The backend's events; a background run retries a failure that came before any output."""

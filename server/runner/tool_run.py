@@ -21,7 +21,6 @@ from ..errors import RequestError
 from ..observability import tools as observed
 from ..protocol.interaction import ErrorInfo
 from ..protocol.steps import Step
-from ..protocol.tools import McpServerTool
 from ..sections import ToolSettings
 from ..tools.mcp import CallResult, McpSessions
 from ..upstream import base as up
@@ -29,6 +28,7 @@ from ..upstream.base import UpstreamError
 from ..webhooks.addresses import AllowList
 from . import tool_headers
 from .spec import RunSpec
+from .tool_checks import places
 from .tool_loop import ModelCall, PendingCall, offered_name, offered_request, result_events, result_for_model
 
 #: the error code of a run whose MCP server could not be reached
@@ -54,12 +54,12 @@ class ToolRun:
         self.allow = allow
         self.server_keys = list(server_keys)
 
-    async def events(
-        self, spec: RunSpec, servers: list[McpServerTool], upstream: Upstream
-    ) -> AsyncGenerator[up.UpstreamEvent, None]:
-        servers = [tool_headers.opened(server, spec.tenant, self.server_keys) for server in servers]
+    async def events(self, spec: RunSpec, upstream: Upstream) -> AsyncGenerator[up.UpstreamEvent, None]:
+        named, indexes = places(spec.request.config.tools)
+        servers = [tool_headers.opened(server, spec.tenant, self.server_keys) for server in named]
         try:
-            sessions = await McpSessions.open(servers, self.settings, self.allow)
+            # checked at create already: a refusal now (DNS changed since) fails the run like a server down
+            sessions = await McpSessions.open(servers, self.settings, self.allow, indexes=indexes)
         except (RequestError, UpstreamError, OSError) as exc:
             raise ToolServerError(str(exc)) from None
         try:

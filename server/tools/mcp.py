@@ -90,7 +90,7 @@ class McpSessions:
         McpServerUnavailable (502; 504 for a timeout) for a server that could not be used. `indexes`: each
         server's place in the request's `tools` (what the errors name), by default its place in `servers`."""
         checked = servers_of(servers, indexes, settings.max_servers)
-        uris = [await _check(server, allow, resolver) for server in checked]
+        uris = [await check_server(server, allow, resolver) for server in checked]
         connections = [Connection(server, uri) for server, uri in zip(checked, uris, strict=True)]
         outcomes = await asyncio.gather(
             *(connection.connect(settings.mcp_connect_timeout_seconds) for connection in connections),
@@ -136,7 +136,8 @@ def _outcome(result: mcp_types.CallToolResult) -> CallResult:
     return CallResult(shape(result), bool(result.is_error))
 
 
-async def _check(server: Server, allow: AllowList, resolver: Resolver) -> CheckedUri:
+async def check_server(server: Server, allow: AllowList, resolver: Resolver = system_resolver) -> CheckedUri:
+    """The server's url under the webhooks' address rules, or McpUrlRefused naming `tools[i].url`."""
     try:
         return await check_uri(server.url, allow, resolver)
     except UriRefused as exc:

@@ -320,7 +320,7 @@ def test_a_worker_killed_mid_loop_repeats_no_tool_call(
     stacks: dict[str, Stack], mcp: RunningMcp, openai_fake: FakeServer
 ) -> None:
     """Its worker SIGKILLed after two slow calls: the run, which made output, is failed as worker_lost by
-    the reaper with the steps it made, and no call is made a second time (a re-run would repeat them)."""
+    the reaper with the steps it saved, and no call is made a second time (a re-run would repeat them)."""
     stack = stacks["tcp-workers"]
     openai_fake.scripts.clear()
     openai_fake.add(
@@ -346,7 +346,9 @@ def test_a_worker_killed_mid_loop_repeats_no_tool_call(
     stack.start_worker()
     ended: Any = until(lambda: _finished(client, job.id or ""), timeout=30)
     assert ended.status == "failed" and ended.errors[0].code == "worker_lost"
+    # the call in flight at the kill may be missing: its step reaches the log within a flush (25 ms), while
+    # its request may reach the MCP server first
     calls = _types(ended.steps).count("mcp_server_tool_call")
-    assert 2 <= calls <= made
+    assert made - 1 <= calls <= made
     time.sleep(1.0)
     assert _slow_calls(mcp) - before == made
