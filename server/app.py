@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from . import settings as settings_module
-from .api import docs, health, interactions, openapi, webhooks
+from .api import agents, docs, health, interactions, openapi, webhooks
 from .api import metrics as metrics_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
@@ -35,6 +35,7 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
         webhooks=runtime.webhooks,
         webhook_events=runtime.webhook_events,
         keyring=runtime.keyring,
+        agents=runtime.agents,
     )
 
 
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         route_handlers=[
             *interactions.HANDLERS,
             *webhooks.HANDLERS,
+            *agents.HANDLERS,
             *health.HANDLERS,
             openapi.document,
             *docs.HANDLERS,

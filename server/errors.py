@@ -7,6 +7,7 @@
     │   │       └── HostNotResolved   one whose host did not resolve (at delivery: worth a retry)
     │   ├── NotFound                404, an interaction unknown to this tenant (or expired, or deleted)
     │   ├── WebhookNotFound         404, a webhook unknown to this tenant
+    │   ├── AgentNotFound           404, an agent unknown to this tenant
     │   ├── LimitReached            429 RESOURCE_EXHAUSTED, a per-tenant quota (webhooks.max_webhooks)
     │   ├── Unfinished              400, a chain cannot continue from a running interaction
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
@@ -80,6 +81,14 @@ class WebhookNotFound(RequestError):
         self.webhook_id = webhook_id
 
 
+class AgentNotFound(RequestError):
+    """An agent that does not exist for this tenant (unknown, deleted, malformed or someone else's)."""
+
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(f"Agent {shorten(agent_id)!r} was not found")
+        self.agent_id = agent_id
+
+
 class LimitReached(RequestError):
     """A per-tenant quota is used up: Google answers quotas with 429 RESOURCE_EXHAUSTED. A retry does not
     help until the tenant frees some (the SDK retries 429s: a client with retries on waits for nothing)."""
@@ -133,6 +142,7 @@ HTTP_STATUS: Final[dict[type[RequestError], int]] = {
     InvalidArgument: 400,
     NotFound: 404,
     WebhookNotFound: 404,
+    AgentNotFound: 404,
     LimitReached: 429,
     Unfinished: 400,
     ChainTooDeep: 400,

@@ -41,9 +41,11 @@ CHECKS = [
 #: "schema-valid data is accepted" does not hold: create (a model name that is not configured), get
 #: (`last_event_id` without `stream=true`, or an event id the log does not hold), cancel (an interaction that
 #: has already finished), a webhook's create and update (a URI whose host resolves to a private address, or
-#: to nothing), and its list (a page token this server did not make). Every other check runs on them.
+#: to nothing), and its list (a page token this server did not make), an agent's create (a `base_agent`
+#: that is not configured, an id taken) and its list (a page token). Every other check runs on them.
 _STATEFUL_REFUSALS = (
-    "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks)"
+    "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks"
+    "|CreateAgent|ListAgents)"
 )
 
 
@@ -99,7 +101,7 @@ def failures(event: events.EngineEvent) -> list[str]:
     return found
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(150)
 def test_the_server_does_what_its_document_says(base_url: str) -> None:
     problems: list[str] = []
     finished: list[events.EngineFinished] = []

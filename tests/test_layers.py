@@ -20,6 +20,8 @@ LAYERS: list[set[str]] = [
     {"webhooks"},
     # tools the server runs itself (remote MCP servers): they use the webhooks' address rules
     {"tools"},
+    # the Agents resource: stored agents, and how an interaction naming one runs (the runner applies it)
+    {"agents"},
     {"events"},
     {"runner"},
     {"runtime", "api"},

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from ..agents.resource import AgentResource
 from ..events.log import EventLog
 from ..runner.control import Control
 from ..runner.create import Creator
@@ -30,3 +31,5 @@ class AppState(msgspec.Struct, kw_only=True):
     webhook_events: EventDispatch
     #: the keys of webhook_config deliveries (GET /.well-known/jwks.json)
     keyring: Keyring
+    #: the Agents resource (server/agents/resource.py)
+    agents: AgentResource

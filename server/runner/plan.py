@@ -16,10 +16,12 @@ import enum
 
 import msgspec
 
+from ..agents.apply import routed
 from ..errors import InvalidArgument
 from ..protocol.interaction import CreateRequest, InteractionConfig
 from ..protocol.records import StoredConfig
 from ..protocol.steps import Step
+from ..store.agents import AgentRecord
 
 
 class Mode(enum.Enum):
@@ -47,11 +49,13 @@ def plan_create(
     request: CreateRequest,
     input_steps: list[Step],
     warnings: list[str],
+    agent: AgentRecord | None = None,
     *,
     created: str,
     idempotency_key: str | None = None,
 ) -> CreatePlan:
-    """Check the request's combinations (400s naming the field) and choose its mode."""
+    """Check the request's combinations (400s naming the field) and choose its mode. `agent`: the stored
+    agent the request's `agent` names (merged into it already, agents/apply.py): it runs on its base model."""
     config = config_of(request)
     if config.model and config.agent:
         raise InvalidArgument("Give either `model` or `agent`, not both", "agent")
@@ -59,6 +63,8 @@ def plan_create(
         raise InvalidArgument("`model` (or `agent`) is required", "model")
     if not input_steps:
         raise InvalidArgument("`input` is required and must not be empty", "input")
+    if agent is not None:
+        config = routed(config, agent)
     return CreatePlan(
         mode=_mode(request, idempotency_key is not None),
         stream=request.stream,

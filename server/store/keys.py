@@ -79,6 +79,16 @@ def webhook_deliveries(tenant: str, webhook_id: str) -> str:
     return f"ix:{{{tenant}}}:webhook:{webhook_id}:deliveries"
 
 
+def agents(tenant: str) -> str:
+    """ZSET of a tenant's agent ids, scored by their creation (ms): the list, and its count."""
+    return f"ix:{{{tenant}}}:agents"
+
+
+def agent(tenant: str, agent_id: str) -> str:
+    """STRING: one agent, as JSON (store/agents.py AgentRecord)."""
+    return f"ix:{{{tenant}}}:agent:{agent_id}"
+
+
 def webhook_delivered(tenant: str, event_id: str, target: str) -> str:
     """STRING set once an event reached a target, so that a retry queued before a late success (a worker
     killed after its receiver's 2xx, its job re-run) is not sent again."""

@@ -35,6 +35,8 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "webhook_delete": (),
     "webhook_read": (),
     "webhook_outcome": (),
+    "agent_create": (),
+    "agent_delete": (),
 }
 
 
@@ -78,6 +80,8 @@ class Script:
 
 class Scripts:
     __slots__ = (
+        "agent_create",
+        "agent_delete",
         "append",
         "cancel",
         "claim",
@@ -118,3 +122,5 @@ class Scripts:
         self.webhook_delete = register("webhook_delete")
         self.webhook_read = register("webhook_read")
         self.webhook_outcome = register("webhook_outcome")
+        self.agent_create = register("agent_create")
+        self.agent_delete = register("agent_delete")

@@ -8,6 +8,7 @@
     webhook_outcomes  what webhook deliveries came to             (store/webhook_outcomes.py)
     webhooks      the tenants' webhooks                           (store/webhooks.py)
     signing_keys  the RS256 keys of webhook_config deliveries     (store/signing_keys.py)
+    agents        the tenants' agents                             (store/agents.py)
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
@@ -24,6 +25,7 @@ from redis.asyncio import Redis
 
 from ..settings import Settings
 from . import connection, heartbeats
+from .agents import Agents
 from .direct import DirectRedis
 from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
@@ -59,6 +61,7 @@ class Store:
         self.webhook_outcomes = WebhookOutcomes(redis, scripts, settings.webhooks)
         self.webhooks = Webhooks(redis, scripts)
         self.signing_keys = SigningKeys(redis, scripts)
+        self.agents = Agents(redis, scripts)
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:

@@ -11,6 +11,9 @@ import msgspec
 from litestar import Request, Response, get
 
 from ..metrics import on_api_port
+from .agents import TAG as AGENTS_TAG
+from .agents import TAG_VERTEX as AGENTS_TAG_VERTEX
+from .agents import agent_paths, agent_schemas
 from .common import Json
 from .parameters import HEADERS
 from .paths import interaction_paths, metrics_path, service_paths
@@ -55,6 +58,8 @@ def build(metrics: bool = False) -> bytes:
             },
             {"name": TAG, "description": "The Webhooks resource of this API key"},
             {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+            {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
+            {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {
                 "name": "Service",
                 "description": "Probes, this documentation and the metrics scrape; no API key needed",
@@ -64,11 +69,12 @@ def build(metrics: bool = False) -> bytes:
         "paths": {
             **interaction_paths(),
             **webhook_paths(),
+            **agent_paths(),
             **service_paths(),
             **(metrics_path() if metrics else {}),
         },
         "components": {
-            "schemas": {**schemas(), **webhook_schemas()},
+            "schemas": {**schemas(), **webhook_schemas(), **agent_schemas()},
             "headers": HEADERS,
             "securitySchemes": _SECURITY_SCHEMES,
         },
