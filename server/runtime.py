@@ -13,6 +13,7 @@ import contextlib
 import gc
 from collections.abc import Callable
 
+from .agents.resource import AgentResource
 from .events.log import EventLog
 from .events.writer import LogWriter
 from .observability import tracing
@@ -28,12 +29,14 @@ from .runner.registry import RunRegistry
 from .runner.run import Runner
 from .runner.services import Services
 from .runner.settle import Settler
+from .runner.tool_run import ToolRun
 from .settings import Settings
 from .store import keys
 from .store.outage import Outage
 from .store.store import Store
 from .upstream.routing import Router
 from .webhooks import server_keys
+from .webhooks.addresses import AllowList
 from .webhooks.dispatch import EventDispatch
 from .webhooks.jwks import Keyring
 from .webhooks.resource import WebhookResource
@@ -61,23 +64,25 @@ class Runtime:
         self.histories = Histories()
         self.writer = LogWriter(store.runs, settings.runner, self.outage)
         self.events = EventLog(store, settings.runner.keepalive_seconds)
+        #: the keys that seal webhook secrets, signing keys and MCP headers at rest, current first
+        self.server_keys = server_keys.load(settings)
+        tools = ToolRun(settings.tools, AllowList.parse(settings.webhooks.allow), self.server_keys)
         services = Services(
             settings=settings,
             store=store,
             router=self.router,
             registry=self.registry,
-            runner=Runner(settings.upstream_retry),
+            runner=Runner(settings.upstream_retry, tools),
             writer=self.writer,
             histories=self.histories,
             settler=Settler(store),
             events=self.events,
+            server_keys=self.server_keys,
         )
         self.creator = Creator(services, Idempotency(store))
         self.control = Control(services)
         self.jobs = BackgroundJobs(services)
         self.reaper = Reaper(services, self.jobs, self.outage)
-        #: the keys that seal webhook secrets and signing keys at rest, current first
-        self.server_keys = server_keys.load(settings)
         hooks = settings.webhooks
         self.keyring = Keyring(
             store.signing_keys,
@@ -89,6 +94,9 @@ class Runtime:
         self.webhook_events = EventDispatch(store)
         self.webhook_sender = Sender(
             store, self.webhook_events, hooks, self.server_keys, self.keyring, issuer(settings)
+        )
+        self.agents = AgentResource(
+            store.agents, self.router, self.server_keys, max_agents=settings.agents.max_agents
         )
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -249,6 +249,13 @@ class ToolSettings(Section):
     max_servers: PositiveInt = 8
 
 
+class AgentSettings(Section):
+    """The Agents resource (README, "Agents")."""
+
+    #: agents one tenant may have; one more is a 429 RESOURCE_EXHAUSTED
+    max_agents: PositiveInt = 100
+
+
 class ServerToml(Section):
     http: HttpSettings = msgspec.field(default_factory=HttpSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
@@ -262,6 +269,7 @@ class ServerToml(Section):
     metrics: MetricsSettings = msgspec.field(default_factory=MetricsSettings)
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    agents: AgentSettings = msgspec.field(default_factory=AgentSettings)
 
 
 class ModelsToml(Section):

@@ -31,6 +31,7 @@ from .config_errors import (
     validation_problem,
 )
 from .sections import (
+    AgentSettings,
     AppendFsync,
     AuthMode,
     AuthSettings,
@@ -55,8 +56,8 @@ from .sections import (
     ServerToml,
     StoreSettings,
     StreamDisconnect,
-    UpstreamRetrySettings,
     ToolSettings,
+    UpstreamRetrySettings,
     WebhookSettings,
     WorkerSettings,
 )
@@ -96,8 +97,6 @@ __all__ = [
     "StoreSettings",
     "StreamDisconnect",
     "UpstreamRetrySettings",
-    "ToolSettings",
-    "WebhookSettings",
     "WorkerSettings",
     "load",
     "parse_bool",
@@ -124,6 +123,7 @@ class Settings(msgspec.Struct, kw_only=True):
     metrics: MetricsSettings
     webhooks: WebhookSettings
     tools: ToolSettings
+    agents: AgentSettings
     models: list[ModelRoute]
 
     @property

@@ -26,8 +26,10 @@ class AgentResource:
         router: Router,
         server_keys: Sequence[bytes],
         *,
+        max_agents: int = rules.MAX_AGENTS,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self.max_agents = max_agents
         self.store = store
         self.router = router
         #: seal the agents' MCP header values (the first) and open them (any), agents/headers.py
@@ -56,12 +58,12 @@ class AgentResource:
             tools=headers.sealed(body.tools or None, tenant, agent_id, self.server_keys[0]),
             agent_config=body.agent_config,
         )
-        done = await self.store.create(tenant, record, rules.MAX_AGENTS)
+        done = await self.store.create(tenant, record, self.max_agents)
         if done == TAKEN:
             raise InvalidArgument(f"an agent {record.id!r} exists already: choose another id", "id")
         if done == AT_LIMIT:
             raise LimitReached(
-                f"This API key has {rules.MAX_AGENTS} agents, the most it may have: delete one first"
+                f"This API key has {self.max_agents} agents, the most it may have: delete one first"
             )
         return view(record)
 

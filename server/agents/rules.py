@@ -11,6 +11,7 @@ from typing import Any, Final
 from ..errors import AgentNotFound, InvalidArgument
 
 #: the agents one API key may have (a constant for now; it will move to the settings)
+#: the default of `[agents] max_agents`
 MAX_AGENTS: Final = 100
 #: an id this server makes: `ag_` and 22 url-safe characters (128 random bits)
 _MADE: Final = re.compile(r"ag_[A-Za-z0-9_-]{22}")

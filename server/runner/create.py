@@ -11,6 +11,7 @@ import asyncio
 
 import msgspec
 
+from ..agents.apply import with_agent
 from ..errors import InvalidArgument, NotFound
 from ..observability import context, metrics
 from ..protocol import status as st
@@ -25,6 +26,7 @@ from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
 from ..webhooks import config as webhook_config
 from ..webhooks.addresses import AllowList
+from . import tool_headers
 from .handle import RunHandle
 from .history import fill_function_result_names
 from .idempotency import Idempotency
@@ -35,6 +37,8 @@ from .replies import EventStream, Reply, relay
 from .services import Services, UseCase
 from .sinks import Listener, NullSink, RecordSink, RunResult
 from .spec import RunSpec, upstream_request
+from .tool_checks import check_servers
+from .tool_loop import mcp_servers
 
 
 def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
@@ -69,8 +73,11 @@ class Creator(UseCase):
     ) -> Reply | EventStream:
         if request.webhook_config is not None:
             warnings = [*warnings, *await self._webhook_warnings(request, request.webhook_config)]
+        request, agent = await with_agent(self.store.agents, tenant, request, self.server_keys)
+        if mcp_servers(request.tools):
+            request = await self._tool_request(tenant, request)
         plan = plan_create(
-            request, input_steps, warnings, created=views.timestamp(), idempotency_key=idempotency_key
+            request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
         )
         backend, upstream_model = route(self.router, plan.config)
         if plan.mode is Mode.STATELESS:
@@ -86,6 +93,11 @@ class Creator(UseCase):
             if repeated is not None:
                 return await self._reply_stored(tenant, repeated, plan.stream)
         return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
+
+    async def _tool_request(self, tenant: str, request: CreateRequest) -> CreateRequest:
+        """MCP servers checked before anything is stored, and their headers sealed if it is stored."""
+        await check_servers(request.tools, self.settings.tools, self.webhook_allow)
+        return tool_headers.seal(request, tenant, self.server_keys[0]) if request.store else request
 
     async def _webhook_warnings(self, request: CreateRequest, config: WebhookConfig) -> list[str]:
         """A webhook_config is checked before anything is stored (a refused URI is a 400)."""

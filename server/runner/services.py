@@ -30,6 +30,8 @@ class Services:
     settler: Settler
     #: the event-log reader
     events: EventLog
+    #: the server keys that seal secrets at rest (webhooks, MCP headers), current first
+    server_keys: list[bytes]
 
 
 class UseCase:
@@ -45,3 +47,4 @@ class UseCase:
         self.histories = services.histories
         self.settler = services.settler
         self.events = services.events
+        self.server_keys = services.server_keys

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import msgspec
 
-from ...agents import rules
 from ...agents.wire import Agent, AgentList, CreateAgent
 from .common import Json, ref, schema_hook
 from .parameters import PARAMETERS, errors
@@ -49,7 +48,7 @@ def _operations() -> dict[str, Json]:
                     e400="Invalid request: the message names the field (an unknown `base_agent`, a taken or "
                     "malformed `id`, a `base_environment`)",
                     e404="An unknown API version",
-                    e429=f"This API key has {rules.MAX_AGENTS} agents (`RESOURCE_EXHAUSTED`)",
+                    e429="This API key has `[agents] max_agents` agents (`RESOURCE_EXHAUSTED`)",
                 ),
             },
         },
