@@ -22,6 +22,7 @@ from typing import Final
 
 import msgspec
 
+from ..protocol.deltas import McpServerToolCallDelta, McpServerToolResultDelta
 from ..protocol.interaction import Usage
 from ..protocol.steps import (
     FunctionCallStep,
@@ -145,15 +146,18 @@ class ModelCall:
             id=made.id, name=tool.name, server_name=tool.server_name, arguments=made.arguments
         )
         self.pending.append(PendingCall(made=made, shown=shown))
-        yield up.StepStarted(step=shown)
+        # as Google streams it: the step's skeleton, then a delta of its own type with the arguments
+        yield up.StepStarted(step=msgspec.structs.replace(shown, arguments={}))
+        delta = McpServerToolCallDelta(name=tool.name, server_name=tool.server_name, arguments=made.arguments)
+        yield up.StepDelta(delta=delta)
         yield up.StepEnded()
 
 
 def result_events(call: PendingCall, outcome: CallResult) -> list[up.UpstreamEvent]:
-    step = McpServerToolResultStep(
-        call_id=call.shown.id, name=call.shown.name, server_name=call.shown.server_name, result=outcome.result
-    )
-    return [up.StepStarted(step=step), up.StepEnded()]
+    shown = call.shown
+    step = McpServerToolResultStep(call_id=shown.id, name=shown.name, server_name=shown.server_name)
+    delta = McpServerToolResultDelta(result=outcome.result, name=shown.name, server_name=shown.server_name)
+    return [up.StepStarted(step=step), up.StepDelta(delta=delta), up.StepEnded()]
 
 
 def result_for_model(call: PendingCall, outcome: CallResult) -> FunctionResultStep:

@@ -128,6 +128,12 @@ def test_a_stream_shows_the_tool_steps_as_they_happen(stack: Stack, mcp: Running
     )
     started = [e.step.type for e in events if e.event_type == "step.start"]
     assert started == ["mcp_server_tool_call", "mcp_server_tool_result", "model_output"]
+    # each tool step's content comes as a delta of its own type, as Google streams them
+    deltas = [e.delta for e in events if e.event_type == "step.delta"]
+    call, result = (d for d in deltas if d.type.startswith("mcp_server"))
+    assert call.type == "mcp_server_tool_call" and call.name == "echo" and call.server_name == "docs"
+    assert call.arguments == {"text": "stream it"}
+    assert result.type == "mcp_server_tool_result" and "stream it" in json.dumps(result.result)
     assert events[-1].event_type == "interaction.completed"
 
 
@@ -271,11 +277,12 @@ def _two_calls(chunks: list[bytes]) -> Any:
     return oa.script(body)
 
 
-def test_cancel_stops_a_background_loop_midway_and_keeps_its_steps(
+@pytest.mark.filterwarnings("ignore:Agents usage is experimental:UserWarning")
+def test_cancel_stops_a_background_agent_loop_midway_and_keeps_its_steps(
     stack: Stack, mcp: RunningMcp, openai_fake: FakeServer
 ) -> None:
-    """Ten model calls of `slow` (0.4 s each): cancelled after a few, the interaction keeps the steps made
-    and no further call reaches the MCP server."""
+    """An agent's background run of ten model calls of `slow` (0.4 s each): cancelled after a few, the
+    interaction keeps the steps made and no further call reaches the MCP server."""
     openai_fake.scripts.clear()
     openai_fake.add(
         *[
@@ -286,14 +293,9 @@ def test_cancel_stops_a_background_loop_midway_and_keeps_its_steps(
     )
     client = sdk(stack.url, new_key())
     before = _slow_calls(mcp)
-    job: Any = interaction(
-        client.interactions.create(
-            model="gpt-4o",
-            input="slowly",
-            tools=[_server(mcp, "slow")],
-            background=True,
-        )
-    )
+    # an agent on the fake OpenAI model, with the MCP server among its tools, run in the background
+    agent = client.agents.create(base_agent="gpt-4o", tools=[_server(mcp, "slow")])  # type: ignore[arg-type]
+    job: Any = interaction(client.interactions.create(agent=agent.id, input="slowly", background=True))
     until(lambda: _slow_calls(mcp) - before >= 3, timeout=20)
     cancelled = client.interactions.cancel(job.id or "")
     assert cancelled.status == "cancelled"
