@@ -137,6 +137,18 @@ def test_a_stream_shows_the_tool_steps_as_they_happen(stack: Stack, mcp: Running
     assert events[-1].event_type == "interaction.completed"
 
 
+def test_a_stateless_request_runs_its_tools_and_stores_nothing(stack: Stack, mcp: RunningMcp) -> None:
+    key = new_key()
+    client = sdk(stack.url, key)
+    done: Any = interaction(
+        client.interactions.create(model="echo", input="no store", tools=[_server(mcp, "echo")], store=False)
+    )
+    assert _types(done.steps) == ["mcp_server_tool_call", "mcp_server_tool_result", "model_output"]
+    assert any(SECRET in headers.get("authorization", "") for headers in mcp.record.headers_seen)
+    with redis.Redis.from_url(stack.redis_url) as r:
+        assert not list(r.scan_iter(match=f"ix:{{{tenant_of(key)}}}:*"))
+
+
 def test_a_failing_tool_is_a_result_the_model_sees(stack: Stack, mcp: RunningMcp) -> None:
     client = sdk(stack.url, new_key())
     done: Any = interaction(
