@@ -249,12 +249,12 @@ def test_thought_with_summary_is_replayed_as_thought_part() -> None:
 def test_check_rejects_tools_gemini_cannot_run() -> None:
     backend = GeminiBackend(ModelRoute(match="*", backend="gemini"))
     backend.check(request([user("x")], tools=[{"type": "google_search"}, {"type": "code_execution"}]))
+    # MCP servers are the server's to run (runner/tool_run.py): the model is offered their tools as functions
+    backend.check(request([user("x")], tools=[{"type": "mcp_server", "name": "m", "url": "u"}]))
     with pytest.raises(InvalidArgument) as caught:
-        backend.check(
-            request([user("x")], tools=[{"type": "google_search"}, {"type": "mcp_server", "url": "u"}])
-        )
+        backend.check(request([user("x")], tools=[{"type": "google_search"}, {"type": "retrieval"}]))
     assert caught.value.field == "tools[1]"
-    assert "mcp_server" in caught.value.message and "gemini" in caught.value.message
+    assert "retrieval" in caught.value.message and "gemini" in caught.value.message
 
 
 # ---------------------------------------------------------------------------------------------------------
