@@ -319,7 +319,8 @@ def check_a_killed_worker(stack: Stack, client: genai.Client, env: dict[str, str
     """A worker killed during a run: its run stops counting in flight (its files' live gauges are dropped)."""
     worker = stack.start_worker(**env)
     slow = interaction(client.interactions.create(model="echo-slow", input=SLOW_WORDS, background=True))
-    until(lambda: client.interactions.get(id_of(slow)).status == "in_progress")
+    # a loaded machine (the suite's three processes, each with servers of its own) can take a while
+    until(lambda: client.interactions.get(id_of(slow)).status == "in_progress", timeout=30)
     until(lambda: gauges(stack.url)[0] == 1, timeout=5)
     worker.signal(signal.SIGKILL)
     worker.wait(timeout=15)
