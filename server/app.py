@@ -11,6 +11,7 @@ from litestar import Litestar
 from . import settings as settings_module
 from .api import agents, docs, health, interactions, openapi, webhooks
 from .api import metrics as metrics_api
+from .api import models as models_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.state import AppState
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *interactions.HANDLERS,
             *webhooks.HANDLERS,
             *agents.HANDLERS,
+            *models_api.HANDLERS,
             *health.HANDLERS,
             openapi.document,
             *docs.HANDLERS,

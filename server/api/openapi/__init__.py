@@ -15,6 +15,9 @@ from .agents import TAG as AGENTS_TAG
 from .agents import TAG_VERTEX as AGENTS_TAG_VERTEX
 from .agents import agent_paths, agent_schemas
 from .common import Json
+from .models import TAG as MODELS_TAG
+from .models import TAG_VERTEX as MODELS_TAG_VERTEX
+from .models import model_paths, model_schemas
 from .parameters import HEADERS
 from .paths import interaction_paths, metrics_path, service_paths
 from .schemas import schemas
@@ -60,6 +63,8 @@ def build(metrics: bool = False) -> bytes:
             {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
             {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+            {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
+            {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {
                 "name": "Service",
                 "description": "Probes, this documentation and the metrics scrape; no API key needed",
@@ -70,11 +75,12 @@ def build(metrics: bool = False) -> bytes:
             **interaction_paths(),
             **webhook_paths(),
             **agent_paths(),
+            **model_paths(),
             **service_paths(),
             **(metrics_path() if metrics else {}),
         },
         "components": {
-            "schemas": {**schemas(), **webhook_schemas(), **agent_schemas()},
+            "schemas": {**schemas(), **webhook_schemas(), **agent_schemas(), **model_schemas()},
             "headers": HEADERS,
             "securitySchemes": _SECURITY_SCHEMES,
         },

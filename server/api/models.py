@@ -1,0 +1,72 @@
+"""The Models resource (spec: webhooks-agents-mcp.md §4) on every version path the interactions accept (and
+the Vertex form), as the SDK's `client.models.list()` and `client.models.get()` send it:
+
+    GET /{v}/models?pageSize=&pageToken=     list: {"models": [...], "nextPageToken"?} (also page_size,
+                                             page_token)
+    GET /{v}/models/{name}                   get: one model (`echo` or `models/echo`), 404 naming it
+
+What is listed: server/upstream/catalog.py. The API key is required, as for every resource; the list is the
+same for every key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, route
+from litestar.enums import HttpMethod
+
+from ..protocol.codec import json_encoder
+from ..upstream import catalog
+from .errors import ApiError
+from .interactions import _BASES, _shorten, _state
+from .state import AppState
+
+COLLECTION = [f"{base}/models" for base in _BASES]
+#: a path parameter: a configured name may hold a slash (`openai/gpt-4o`), and the SDK sends `models/<id>`
+ITEM = [f"{base}/models/{{name:path}}" for base in _BASES]
+
+
+def _json(value: Any) -> Response[bytes]:
+    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
+
+
+def _query(request: Request[Any, Any, Any], name: str, alias: str) -> list[str]:
+    """The values sent under either spelling, the SDK's (camelCase) first."""
+    return [str(value) for key in (name, alias) if (value := request.query_params.get(key)) is not None]
+
+
+def _models(state: AppState) -> list[catalog.Model]:
+    return catalog.catalogue(state.settings.models, state.settings.echo)
+
+
+@get(COLLECTION)
+async def list_models(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    state.auth.tenant(request)
+    size, token = _query(request, "pageSize", "page_size"), _query(request, "pageToken", "page_token")
+    return _json(catalog.page(_models(state), size, token))
+
+
+@get(ITEM)
+async def get_model(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    state.auth.tenant(request)
+    name = str(request.path_params["name"]).lstrip("/")
+    found = catalog.find(_models(state), name) if name else None
+    if found is None:
+        raise ApiError(404, f"Model {_shorten(name)!r} was not found (GET /{{version}}/models lists them)")
+    return _json(found)
+
+
+@route(COLLECTION, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def models_options() -> Response[None]:
+    return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS"})
+
+
+@route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def model_item_options() -> Response[None]:
+    return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS"})
+
+
+HANDLERS = [models_options, model_item_options, list_models, get_model]

@@ -1,0 +1,113 @@
+"""The models this server lists (GET /{v}/models): the built-in echo models and every configured route whose
+`match` is a literal name, in Google's `Model` format (pure).
+
+A glob route (`gpt-*`) serves many names and none of them can be listed as one model. A listed model says
+which backend kind serves it, as routing resolves the name (the first route that fits, then the built-ins),
+and nothing else of the upstream: no base URL, no key variable, no upstream model name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Final
+
+import msgspec
+
+from ..errors import InvalidArgument
+from ..settings import EchoSettings, ModelRoute
+from .routing import BUILTIN_MODELS
+
+#: what a listed model can be used for here: only the Interactions API's create (no generateContent)
+METHODS: Final = ("createInteraction",)
+#: list paging, as the other lists: 50 by default, 1000 at most (more is read as 1000, AIP-158)
+DEFAULT_PAGE_SIZE: Final = 50
+MAX_PAGE_SIZE: Final = 1000
+#: a page token is where the next page starts; opaque to clients (pass nextPageToken as it came)
+#: (empty: the first page, as no token)
+PAGE_TOKEN_PATTERN: Final = "^([1-9][0-9]{0,5})?$"
+_GLOB: Final = frozenset("*?[")
+_ECHO_KINDS: Final = ("echo", "echo-slow")
+
+
+class Model(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """google.ai.generativelanguage Model, as the Gemini API answers it (what the SDK's `Model` reads)."""
+
+    #: `models/<id>`
+    name: str
+    display_name: str
+    description: str
+    input_token_limit: int | None = None
+    output_token_limit: int | None = None
+    supported_generation_methods: list[str] = msgspec.field(default_factory=lambda: list(METHODS))
+
+
+class ModelList(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    models: list[Model]
+    #: set when there are more
+    next_page_token: str | None = None
+
+
+def is_literal(match: str) -> bool:
+    return not _GLOB & set(match)
+
+
+def catalogue(routes: list[ModelRoute], echo: EchoSettings) -> list[Model]:
+    """Every listable model: the configured literal names in the file's order, then the built-ins."""
+    names = [route.match for route in routes if is_literal(route.match)]
+    listed: list[Model] = []
+    for name in dict.fromkeys([*names, *BUILTIN_MODELS]):
+        route = next((r for r in routes if fnmatch.fnmatchcase(name, r.match)), None)
+        kind = name if route is None else route.backend
+        listed.append(_model(name, kind, route is None, echo))
+    return listed
+
+
+def _model(name: str, kind: str, builtin: bool, echo: EchoSettings) -> Model:
+    if kind in _ECHO_KINDS:
+        how = "repeats the input's text back" + (
+            f", one word every {echo.slow_word_delay_ms} ms" if kind == "echo-slow" else ""
+        )
+        where = "a built-in test model" if builtin else "a configured test model"
+        return Model(
+            name=f"models/{name}",
+            display_name=name,
+            description=f"{where.capitalize()}: {how} (served by the {kind} backend of this server)",
+            output_token_limit=echo.max_output_words,
+        )
+    return Model(name=f"models/{name}", display_name=name, description=f"Served by the {kind} backend")
+
+
+def find(models: list[Model], name: str) -> Model | None:
+    """The model `name` names (`echo` or `models/echo`), or None."""
+    wanted = f"models/{name.removeprefix('models/')}"
+    return next((model for model in models if model.name == wanted), None)
+
+
+def page(models: list[Model], sizes: list[str], tokens: list[str]) -> ModelList:
+    """One page; each spelling sent of the size and the token is checked, and the first one used."""
+    size = next(iter([_page_size(raw) for raw in sizes]), DEFAULT_PAGE_SIZE)
+    start = next(iter([_start(raw) for raw in tokens]), 0)
+    shown = models[start : start + size]
+    more = start + size < len(models)
+    return ModelList(models=shown, next_page_token=str(start + size) if more else None)
+
+
+def _page_size(raw: str) -> int:
+    """A page size as sent: empty or 0 is the default, more than the most is the most (AIP-158)."""
+    if raw == "":
+        return DEFAULT_PAGE_SIZE
+    try:
+        size = int(raw)
+    except ValueError:
+        raise InvalidArgument(f"{raw[:32]!r} is not a whole number", "page_size") from None
+    if size < 0:
+        raise InvalidArgument(f"{size} is negative", "page_size")
+    return DEFAULT_PAGE_SIZE if size == 0 else min(size, MAX_PAGE_SIZE)
+
+
+def _start(raw: str) -> int:
+    if not raw:
+        return 0
+    if raw.isascii() and raw.isdigit() and not raw.startswith("0") and len(raw) <= 6:
+        return int(raw)
+    raise InvalidArgument("not a page token of this list (pass nextPageToken as it came)", "page_token")
