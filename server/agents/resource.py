@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..errors import AgentNotFound, InvalidArgument, LimitReached
+from ..protocol import paging
 from ..store.agents import AT_LIMIT, TAKEN, AgentRecord, Agents
 from ..upstream.routing import BUILTIN_MODELS, Router
 from . import headers, rules
@@ -75,12 +76,13 @@ class AgentResource:
 
     async def page(self, tenant: str, page_size: str | None, page_token: str | None) -> AgentList:
         """The tenant's agents, oldest first (by creation), `page_size` at a time."""
-        size, after = rules.page_size(page_size), rules.after_token(page_token)
+        size = paging.page_size(page_size, rules.DEFAULT_PAGE_SIZE, rules.MAX_PAGE_SIZE)
+        after = paging.after_token(page_token, rules.is_agent_id)
         # one more than asked: whether there is a next page at all
         found = await self.store.page(tenant, after, size + 1)
         shown, more = found[:size], len(found) > size
         records = await self.store.many(tenant, [agent_id for _, agent_id in shown])
-        token = rules.page_token(shown[-1]) if more and shown else None
+        token = paging.page_token(shown[-1]) if more and shown else None
         return AgentList(agents=[view(each) for each in records], next_page_token=token)
 
     async def delete(self, tenant: str, agent_id: str) -> None:

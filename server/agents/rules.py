@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import secrets
 from typing import Any, Final
@@ -70,35 +68,3 @@ def base_environment(value: Any) -> None:
         "is not supported: this server runs agents without a sandbox environment (leave it out)",
         "base_environment",
     )
-
-
-def page_size(raw: str | None) -> int:
-    """A page_size as sent: unset or 0 is the default, more than the most is the most (AIP-158)."""
-    if raw is None or raw == "":
-        return DEFAULT_PAGE_SIZE
-    try:
-        size = int(raw)
-    except ValueError:
-        raise InvalidArgument(f"{raw[:32]!r} is not a whole number", "page_size") from None
-    if size < 0:
-        raise InvalidArgument(f"{size} is negative", "page_size")
-    return DEFAULT_PAGE_SIZE if size == 0 else min(size, MAX_PAGE_SIZE)
-
-
-def page_token(after: tuple[int, str]) -> str:
-    """Opaque to clients: where the next page starts (the last agent's creation ms and id)."""
-    score, agent_id = after
-    return base64.urlsafe_b64encode(f"{score}:{agent_id}".encode()).decode().rstrip("=")
-
-
-def after_token(raw: str | None) -> tuple[int, str] | None:
-    if not raw:
-        return None
-    try:
-        text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
-        score, _, agent_id = text.partition(":")
-        if is_agent_id(agent_id):
-            return int(score), agent_id
-    except (binascii.Error, ValueError):
-        pass
-    raise InvalidArgument("not a page token of this list (pass next_page_token as it came)", "page_token")

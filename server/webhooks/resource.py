@@ -16,6 +16,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..errors import InvalidArgument, LimitReached, WebhookNotFound
+from ..protocol import paging
 from ..sections import WebhookSettings
 from ..store.webhooks import ENABLED, StoredSecret, WebhookRecord, Webhooks
 from . import rules, secrets
@@ -83,23 +84,21 @@ class WebhookResource:
 
     async def page(self, tenant: str, page_size: str | None, page_token: str | None) -> WebhookList:
         """The tenant's webhooks, oldest first (by creation), `page_size` at a time."""
-        size, after = (
-            rules.page_size(page_size, rules.DEFAULT_PAGE_SIZE, rules.MAX_PAGE_SIZE),
-            rules.after_token(page_token),
-        )
+        size = paging.page_size(page_size, rules.DEFAULT_PAGE_SIZE, rules.MAX_PAGE_SIZE)
+        after = paging.after_token(page_token, rules.is_webhook_id)
         # one more than asked: whether there is a next page at all
         found = await self.store.page(tenant, after, size + 1)
         shown, more = found[:size], len(found) > size
         records = await self.store.many(tenant, [webhook_id for _, webhook_id in shown])
         now = self.now_ms()
-        token = rules.page_token(shown[-1]) if more and shown else None
+        token = paging.page_token(shown[-1]) if more and shown else None
         return WebhookList(webhooks=[view(each, now) for each in records], next_page_token=token)
 
     async def deliveries(self, tenant: str, webhook_id: str, page_size: str | None) -> list[bytes]:
         """The webhook's last delivery attempts, newest first (this server's extension)."""
         await self.record(tenant, webhook_id)
         most = self.settings.deliveries_kept
-        return await self.store.deliveries(tenant, webhook_id, rules.page_size(page_size, most, most))
+        return await self.store.deliveries(tenant, webhook_id, paging.page_size(page_size, most, most))
 
     async def delete(self, tenant: str, webhook_id: str) -> None:
         if not await self.store.delete(tenant, rules.checked_id(webhook_id)):

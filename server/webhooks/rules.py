@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import secrets
 from typing import Final
@@ -43,9 +41,13 @@ def new_id() -> str:
     return "wh_" + secrets.token_urlsafe(16)
 
 
+def is_webhook_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
 def checked_id(value: str) -> str:
     """An id as sent; one that cannot be ours is simply not found."""
-    if not _ID.fullmatch(value):
+    if not is_webhook_id(value):
         raise WebhookNotFound(value)
     return value
 
@@ -101,35 +103,3 @@ def mask(value: str) -> list[str]:
     if not paths:
         raise InvalidArgument(f"names no field: expected some of {', '.join(MASKABLE)}", "update_mask")
     return list(dict.fromkeys(paths))
-
-
-def page_size(raw: str | None, default: int, most: int) -> int:
-    """A page_size as sent: unset or 0 is the default, more than `most` is `most` (AIP-158)."""
-    if raw is None or raw == "":
-        return default
-    try:
-        size = int(raw)
-    except ValueError:
-        raise InvalidArgument(f"{raw[:32]!r} is not a whole number", "page_size") from None
-    if size < 0:
-        raise InvalidArgument(f"{size} is negative", "page_size")
-    return default if size == 0 else min(size, most)
-
-
-def page_token(after: tuple[int, str]) -> str:
-    """Opaque to clients: where the next page starts (the last webhook's creation ms and id)."""
-    score, webhook_id = after
-    return base64.urlsafe_b64encode(f"{score}:{webhook_id}".encode()).decode().rstrip("=")
-
-
-def after_token(raw: str | None) -> tuple[int, str] | None:
-    if not raw:
-        return None
-    try:
-        text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
-        score, _, webhook_id = text.partition(":")
-        if _ID.fullmatch(webhook_id):
-            return int(score), webhook_id
-    except (binascii.Error, ValueError):
-        pass
-    raise InvalidArgument("not a page token of this list (pass next_page_token as it came)", "page_token")
