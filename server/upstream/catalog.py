@@ -14,6 +14,7 @@ from typing import Final
 import msgspec
 
 from ..errors import InvalidArgument
+from ..protocol.paging import page_size
 from ..settings import EchoSettings, ModelRoute
 from .routing import BUILTIN_MODELS
 
@@ -85,24 +86,11 @@ def find(models: list[Model], name: str) -> Model | None:
 
 def page(models: list[Model], sizes: list[str], tokens: list[str]) -> ModelList:
     """One page; each spelling sent of the size and the token is checked, and the first one used."""
-    size = next(iter([_page_size(raw) for raw in sizes]), DEFAULT_PAGE_SIZE)
+    size = next(iter([page_size(raw, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) for raw in sizes]), DEFAULT_PAGE_SIZE)
     start = next(iter([_start(raw) for raw in tokens]), 0)
     shown = models[start : start + size]
     more = start + size < len(models)
     return ModelList(models=shown, next_page_token=str(start + size) if more else None)
-
-
-def _page_size(raw: str) -> int:
-    """A page size as sent: empty or 0 is the default, more than the most is the most (AIP-158)."""
-    if raw == "":
-        return DEFAULT_PAGE_SIZE
-    try:
-        size = int(raw)
-    except ValueError:
-        raise InvalidArgument(f"{raw[:32]!r} is not a whole number", "page_size") from None
-    if size < 0:
-        raise InvalidArgument(f"{size} is negative", "page_size")
-    return DEFAULT_PAGE_SIZE if size == 0 else min(size, MAX_PAGE_SIZE)
 
 
 def _start(raw: str) -> int:
