@@ -411,10 +411,14 @@ def test_unknown_route_is_404_json(http: httpx.Client) -> None:
     for method, path in [
         ("GET", "/v1beta/nothing"),
         ("GET", "/nothing/at/all"),
-        ("POST", "/v1beta/models/echo:generateContent"),
         ("GET", "/v1beta/interactions/v1_x/y/z"),
+        ("GET", "/v1beta/models/echo:generateContent"),
     ]:
         assert_error(http.request(method, path), 404)
+    # generateContent is not served: its path is a model's, which answers GET only (a JSON 405 saying so)
+    refused = http.post("/v1beta/models/echo:generateContent", json={})
+    assert_error(refused, 405)
+    assert "GET" in refused.headers["allow"]
 
 
 async def test_bad_version_segment_is_404(http: httpx.Client, redis: aioredis.Redis, tenant: str) -> None:
