@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +118,13 @@ def _attempts(stack: Stack, key: str, interaction_id: str) -> int:
         return int(client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "attempts") or 0)
 
 
+def _stored_status(stack: Stack, key: str, interaction_id: str) -> str:
+    """The record's status as Redis holds it (what a stopped web process cannot answer)."""
+    with sync_redis.Redis.from_url(stack.redis_url) as client:
+        status = client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "status")
+    return status.decode() if isinstance(status, bytes) else ""
+
+
 def _create(url: str, key: str, body: dict[str, Any]) -> str:
     with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
         reply = http.post("/v1beta/interactions", json=body)
@@ -213,7 +219,9 @@ def test_a_stalled_web_process_ends_its_stream_as_the_record_says(stack: Stack) 
     interaction_id = follower.events[0]["interaction"]["id"]
     proc.signal(signal.SIGSTOP)
     try:
-        time.sleep(2 * LEASE + 0.5)
+        # until the worker's reaper has failed the run (under the whole suite's load, two leases were
+        # once not enough for it to look)
+        until(lambda: _stored_status(stack, key, interaction_id) == "failed", timeout=6 * LEASE)
     finally:
         proc.signal(signal.SIGCONT)
     follower.join()
