@@ -7,7 +7,7 @@ list and its count. Both writes are scripts, so the two never disagree.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, cast
+from typing import Any
 
 import msgspec
 from redis.asyncio import Redis
@@ -16,7 +16,7 @@ from ..protocol.base import dec_hook
 from ..protocol.codec import json_encoder
 from ..protocol.tools import Tool
 from . import keys
-from .commands import text
+from .commands import text, typed
 from .scripts import Scripts
 
 
@@ -38,23 +38,9 @@ CREATED, AT_LIMIT, TAKEN = 1, 0, -1
 _decode = msgspec.json.Decoder(AgentRecord, dec_hook=dec_hook).decode
 
 
-class _Reads(Protocol):
-    async def get(self, name: str) -> bytes | None: ...
-    async def mget(self, keys: list[str]) -> list[bytes | None]: ...
-    async def zrangebyscore(
-        self,
-        name: str,
-        min: str,
-        max: str,
-        start: int | None = ...,
-        num: int | None = ...,
-        withscores: bool = ...,
-    ) -> list[tuple[bytes, float]]: ...
-
-
 class Agents:
     def __init__(self, redis: Redis, scripts: Scripts) -> None:
-        self.redis = cast(_Reads, redis)
+        self.redis = typed(redis)
         self.scripts = scripts
 
     async def get(self, tenant: str, agent_id: str) -> AgentRecord | None:

@@ -8,13 +8,12 @@ that create the first key or rotate at the same time end up agreeing on one curr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, cast
 
 import msgspec
 from redis.asyncio import Redis
 
 from . import keys
-from .commands import text
+from .commands import text, typed
 from .scripts import Scripts
 
 
@@ -46,16 +45,12 @@ class KeySet:
         return sorted(live, key=lambda key: (key.kid != self.current, -key.created_ms))
 
 
-class _HashReads(Protocol):
-    async def hgetall(self, name: str) -> dict[bytes, bytes]: ...
-
-
 _decode = msgspec.json.Decoder(StoredKey).decode
 
 
 class SigningKeys:
     def __init__(self, redis: Redis, scripts: Scripts) -> None:
-        self.redis = cast(_HashReads, redis)
+        self.redis = typed(redis)
         self.scripts = scripts
 
     async def load(self) -> KeySet:

@@ -8,13 +8,11 @@ script, so the enabled set always holds exactly the enabled ids (the delivery pi
 
 from __future__ import annotations
 
-from typing import Protocol, cast
-
 import msgspec
 from redis.asyncio import Redis
 
 from . import keys
-from .commands import text
+from .commands import text, typed
 from .keys import WebhookField
 from .scripts import Scripts
 
@@ -93,25 +91,9 @@ def _pairs(flat: list[bytes]) -> dict[str, bytes]:
     return {text(flat[i]): flat[i + 1] for i in range(0, len(flat) - 1, 2)}
 
 
-class _Reads(Protocol):
-    async def hgetall(self, name: str) -> dict[bytes, bytes]: ...
-    async def smembers(self, name: str) -> set[bytes]: ...
-    async def lrange(self, name: str, start: int, end: int) -> list[bytes]: ...
-    async def zscore(self, name: str, value: str) -> float | None: ...
-    async def zrangebyscore(
-        self,
-        name: str,
-        min: str,
-        max: str,
-        start: int | None = ...,
-        num: int | None = ...,
-        withscores: bool = ...,
-    ) -> list[tuple[bytes, float]]: ...
-
-
 class Webhooks:
     def __init__(self, redis: Redis, scripts: Scripts) -> None:
-        self.redis = cast(_Reads, redis)
+        self.redis = typed(redis)
         self.scripts = scripts
 
     async def get(self, tenant: str, webhook_id: str) -> WebhookRecord | None:
