@@ -6,7 +6,8 @@ import msgspec
 
 from ...agents.wire import Agent, AgentList, CreateAgent
 from .common import Json, ref, schema_hook
-from .parameters import PARAMETERS, errors
+from .parameters import errors
+from .resources import prefixed, query, reply
 
 TAG = "Agents"
 TAG_VERTEX = "Agents (Vertex paths)"
@@ -21,17 +22,8 @@ _ID: Json = {
 _EMPTY: Json = {"type": "object", "maxProperties": 0}
 
 
-def _reply(description: str, schema: Json) -> Json:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _query(name: str, description: str, kind: str = "string") -> Json:
-    schema: Json = {"type": kind, "minimum": 0} if kind == "integer" else {"type": kind}
-    return {"name": name, "in": "query", "description": description, "schema": schema}
-
-
 def _operations() -> dict[str, Json]:
-    page_size = _query(
+    page_size = query(
         "page_size", "At most this many (50 by default; more than 1000 is read as 1000)", "integer"
     )
     return {
@@ -43,7 +35,7 @@ def _operations() -> dict[str, Json]:
                 "content": {"application/json": {"schema": ref("CreateAgent")}},
             },
             "responses": {
-                "200": _reply("The agent (its MCP servers' header values hidden)", ref("Agent")),
+                "200": reply("The agent (its MCP servers' header values hidden)", ref("Agent")),
                 **errors(
                     e400="Invalid request: the message names the field (an unknown `base_agent`, a taken or "
                     "malformed `id`, a `base_environment`)",
@@ -55,43 +47,28 @@ def _operations() -> dict[str, Json]:
         "list": {
             "operationId": "ListAgents",
             "summary": "List the agents of this API key, oldest first",
-            "parameters": [page_size, _query("page_token", "`next_page_token` of the previous page")],
+            "parameters": [page_size, query("page_token", "`next_page_token` of the previous page")],
             "responses": {
-                "200": _reply("A page of agents; `next_page_token` when there are more", ref("AgentList")),
+                "200": reply("A page of agents; `next_page_token` when there are more", ref("AgentList")),
                 **errors(e400="A bad `page_size` or `page_token`", e404="An unknown API version"),
             },
         },
         "get": {
             "operationId": "GetAgent",
             "summary": "Get an agent",
-            "responses": {"200": _reply("The agent", ref("Agent")), **errors(e404=_NOT_FOUND)},
+            "responses": {"200": reply("The agent", ref("Agent")), **errors(e404=_NOT_FOUND)},
         },
         "delete": {
             "operationId": "DeleteAgent",
             "summary": "Delete an agent (interactions that ran it keep their config)",
-            "responses": {"200": _reply("Deleted", _EMPTY), **errors(e404=_NOT_FOUND)},
+            "responses": {"200": reply("Deleted", _EMPTY), **errors(e404=_NOT_FOUND)},
         },
     }
 
 
-def _prefixed(suffix: str, tag: str) -> dict[str, Json]:
-    return {
-        key: {**op, "operationId": op["operationId"] + suffix, "tags": [tag]}
-        for key, op in _operations().items()
-    }
-
-
-_PREFIXES = (
-    ("/{version}", ["Version"], ""),
-    ("/{version}/projects/{project}/locations/{location}", ["Version", "Project", "Location"], "Vertex"),
-)
-
-
 def agent_paths() -> Json:
     paths: Json = {}
-    for prefix, names, suffix in _PREFIXES:
-        base = [PARAMETERS[name] for name in names]
-        ops = _prefixed(suffix, TAG_VERTEX if suffix else TAG)
+    for prefix, base, ops in prefixed(_operations, (TAG, TAG_VERTEX)):
         paths[f"{prefix}/agents"] = {"parameters": base, "post": ops["create"], "get": ops["list"]}
         paths[f"{prefix}/agents/{{id}}"] = {
             "parameters": [*base, _ID],

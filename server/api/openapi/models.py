@@ -6,7 +6,8 @@ import msgspec
 
 from ...upstream.catalog import MAX_PAGE_SIZE, PAGE_TOKEN_PATTERN, Model, ModelList
 from .common import Json, ref, schema_hook
-from .parameters import PARAMETERS, errors
+from .parameters import errors
+from .resources import prefixed, reply
 
 TAG = "Models"
 TAG_VERTEX = "Models (Vertex paths)"
@@ -17,10 +18,6 @@ _NAME: Json = {
     "description": "A listed model's id, with or without the `models/` prefix (`echo`, `models/echo`)",
     "schema": {"type": "string"},
 }
-
-
-def _reply(description: str, schema: Json) -> Json:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
 def _page_parameters() -> list[Json]:
@@ -49,7 +46,7 @@ def _operations() -> dict[str, Json]:
             "model of config/models.toml named by a literal `match` (a glob is not listed)",
             "parameters": _page_parameters(),
             "responses": {
-                "200": _reply("A page of models; `nextPageToken` when there are more", ref("ModelList")),
+                "200": reply("A page of models; `nextPageToken` when there are more", ref("ModelList")),
                 **errors(e400="A bad page size or page token", e404="An unknown API version"),
             },
         },
@@ -57,31 +54,16 @@ def _operations() -> dict[str, Json]:
             "operationId": "GetModel",
             "summary": "Get one listed model",
             "responses": {
-                "200": _reply("The model", ref("Model")),
+                "200": reply("The model", ref("Model")),
                 **errors(e404="Not a listed model, or an unknown API version"),
             },
         },
     }
 
 
-def _prefixed(suffix: str, tag: str) -> dict[str, Json]:
-    return {
-        key: {**op, "operationId": op["operationId"] + suffix, "tags": [tag]}
-        for key, op in _operations().items()
-    }
-
-
-_PREFIXES = (
-    ("/{version}", ["Version"], ""),
-    ("/{version}/projects/{project}/locations/{location}", ["Version", "Project", "Location"], "Vertex"),
-)
-
-
 def model_paths() -> Json:
     paths: Json = {}
-    for prefix, names, suffix in _PREFIXES:
-        base = [PARAMETERS[name] for name in names]
-        ops = _prefixed(suffix, TAG_VERTEX if suffix else TAG)
+    for prefix, base, ops in prefixed(_operations, (TAG, TAG_VERTEX)):
         paths[f"{prefix}/models"] = {"parameters": base, "get": ops["list"]}
         paths[f"{prefix}/models/{{name}}"] = {"parameters": [*base, _NAME], "get": ops["get"]}
     return paths

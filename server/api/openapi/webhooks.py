@@ -15,7 +15,8 @@ from ...webhooks.wire import (
     WebhookList,
 )
 from .common import Json, ref
-from .parameters import PARAMETERS, errors
+from .parameters import errors
+from .resources import prefixed, query, reply
 
 TAG = "Webhooks"
 TAG_VERTEX = "Webhooks (Vertex paths)"
@@ -35,15 +36,6 @@ _JWKS: Json = {
 }
 
 
-def _query(name: str, description: str, kind: str = "string") -> Json:
-    schema: Json = {"type": kind, "minimum": 0} if kind == "integer" else {"type": kind}
-    return {"name": name, "in": "query", "description": description, "schema": schema}
-
-
-def _reply(description: str, schema: Json) -> Json:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
 def _body(schema: Json, required: bool = True) -> Json:
     return {"required": required, "content": {"application/json": {"schema": schema}}}
 
@@ -59,14 +51,14 @@ def _operations() -> dict[str, Json]:
 
 
 def _collection_operations() -> dict[str, Json]:
-    page_size = _query(
+    page_size = query(
         "page_size", "At most this many (50 by default; more than 1000 is read as 1000)", "integer"
     )
     return {
         "create": _op(
             "CreateWebhook",
             "Create a webhook; its signing secret is shown in this reply only",
-            _reply("The webhook, with `new_signing_secret`", ref("Webhook")),
+            reply("The webhook, with `new_signing_secret`", ref("Webhook")),
             requestBody=_body(ref("CreateWebhook")),
             responses=errors(
                 e400="Invalid request: the message names the field (a refused `uri`, unknown "
@@ -78,8 +70,8 @@ def _collection_operations() -> dict[str, Json]:
         "list": _op(
             "ListWebhooks",
             "List the webhooks of this API key, oldest first",
-            _reply("A page of webhooks; `next_page_token` when there are more", ref("WebhookList")),
-            parameters=[page_size, _query("page_token", "`next_page_token` of the previous page")],
+            reply("A page of webhooks; `next_page_token` when there are more", ref("WebhookList")),
+            parameters=[page_size, query("page_token", "`next_page_token` of the previous page")],
             responses=errors(e400="A bad `page_size` or `page_token`", e404="An unknown API version"),
         ),
     }
@@ -90,16 +82,16 @@ def _item_operations() -> dict[str, Json]:
         "get": _op(
             "GetWebhook",
             "Get a webhook",
-            _reply("The webhook", ref("Webhook")),
+            reply("The webhook", ref("Webhook")),
             responses=errors(e404=_NOT_FOUND),
         ),
         "update": _op(
             "UpdateWebhook",
             "Update a webhook's name, uri, subscribed_events or state",
-            _reply("The webhook as updated", ref("Webhook")),
+            reply("The webhook as updated", ref("Webhook")),
             requestBody=_body(ref("UpdateWebhook")),
             parameters=[
-                _query(
+                query(
                     "update_mask",
                     "Comma-separated: some of name, uri, subscribed_events, state "
                     "(without it, the fields the body holds)",
@@ -110,28 +102,28 @@ def _item_operations() -> dict[str, Json]:
             ),
         ),
         "delete": _op(
-            "DeleteWebhook", "Delete a webhook", _reply("Deleted", _EMPTY), responses=errors(e404=_NOT_FOUND)
+            "DeleteWebhook", "Delete a webhook", reply("Deleted", _EMPTY), responses=errors(e404=_NOT_FOUND)
         ),
         "ping": _op(
             "PingWebhook",
             "Queue a signed test delivery to the webhook",
-            _reply("Queued", _EMPTY),
+            reply("Queued", _EMPTY),
             requestBody=_body(_EMPTY, required=False),
             responses=errors(e400="A body that is not a JSON object", e404=_NOT_FOUND),
         ),
         "rotate": _op(
             "RotateSigningSecret",
             "Make a new signing secret (shown in this reply only)",
-            _reply("The new secret", ref("RotatedSecret")),
+            reply("The new secret", ref("RotatedSecret")),
             requestBody=_body(ref("RotateSigningSecret"), False),
             responses=errors(e400="An unknown `revocation_behavior`", e404=_NOT_FOUND),
         ),
         "deliveries": _op(
             "ListWebhookDeliveries",
             "This server's extension (Google has none): the webhook's last delivery attempts, newest first",
-            _reply("The attempts", _DELIVERIES),
+            reply("The attempts", _DELIVERIES),
             parameters=[
-                _query("page_size", "At most this many (`webhooks.deliveries_kept` are kept)", "integer")
+                query("page_size", "At most this many (`webhooks.deliveries_kept` are kept)", "integer")
             ],
             responses=errors(e400="A bad `page_size`", e404=_NOT_FOUND),
         ),
@@ -150,20 +142,11 @@ _DELIVERIES: Json = {
 }
 
 
-def _prefixed(suffix: str, tag: str) -> dict[str, Json]:
-    return {
-        key: {**op, "operationId": op["operationId"] + suffix, "tags": [tag]}
-        for key, op in _operations().items()
-    }
-
-
 def webhook_paths() -> Json:
     """Every prefix's webhook paths, and /.well-known/jwks.json."""
     paths: Json = {}
-    for prefix, names, suffix in _PREFIXES:
-        base = [PARAMETERS[name] for name in names]
+    for prefix, base, ops in prefixed(_operations, (TAG, TAG_VERTEX)):
         item = [*base, _ID]
-        ops = _prefixed(suffix, TAG_VERTEX if suffix else TAG)
         paths[f"{prefix}/webhooks"] = {"parameters": base, "post": ops["create"], "get": ops["list"]}
         paths[f"{prefix}/webhooks/{{id}}"] = {
             "parameters": item,
@@ -178,12 +161,6 @@ def webhook_paths() -> Json:
     return paths
 
 
-_PREFIXES = (
-    ("/{version}", ["Version"], ""),
-    ("/{version}/projects/{project}/locations/{location}", ["Version", "Project", "Location"], "Vertex"),
-)
-
-
 def _jwks() -> Json:
     return {
         "operationId": "jwks",
@@ -192,7 +169,7 @@ def _jwks() -> Json:
         "security": [],
         "responses": {
             "200": {
-                **_reply(
+                **reply(
                     "The JWKS: the current key first, then replaced ones still within their overlap", _JWKS
                 ),
                 "headers": {
