@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import certifi
 import httpx
+import pytest
 import redis.asyncio as aioredis
 from google import genai
 from google.genai import types
@@ -367,6 +368,31 @@ def running_stacks(specs: list[StackSpec]) -> Iterator[list[Stack]]:
     finally:
         for stack in stacks:
             stack.stop()
+
+
+@contextlib.contextmanager
+def stacks_by_topology(
+    tmp: pytest.TempPathFactory,
+    label: str,
+    names: list[str],
+    *,
+    config: dict[str, dict[str, Any]] | None = None,
+    models: str = "",
+) -> Iterator[dict[str, Stack]]:
+    """A stack per named topology (TOPOLOGIES), started side by side with one configuration: a worker
+    process of their own for those without a worker inside the web process."""
+    specs = [
+        StackSpec(
+            Path(tmp.mktemp(f"{label}-{name}")),
+            config=config,
+            models=models,
+            workers=0 if TOPOLOGIES[name].embedded_worker else 1,
+            topology=TOPOLOGIES[name],
+        )
+        for name in names
+    ]
+    with running_stacks(specs) as started:
+        yield dict(zip(names, started, strict=True))
 
 
 def _wait_worker(proc: Process, timeout: float = 20) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,7 +23,7 @@ from tests.fakes.http import FakeServer
 from tests.fakes.loop import FakeLoop
 from tests.fakes.mcp_server import RunningMcp, serving
 from tests.replies import interaction
-from tests.support import TOPOLOGIES, Stack, StackSpec, new_key, running_stacks, sdk, tenant_of
+from tests.support import Stack, new_key, sdk, stacks_by_topology, tenant_of
 from tests.waiting import until
 
 SECRET = "Bearer mcp-s3cr3t-7f3a"
@@ -62,19 +61,10 @@ def stacks(tmp_path_factory: pytest.TempPathFactory, openai_fake: FakeServer) ->
             ("gemini-*", "gemini", ""),
         ]
     )
-    names = ["make-run", "tcp-workers"]
-    specs = [
-        StackSpec(
-            Path(tmp_path_factory.mktemp(f"mcp-{name}")),
-            config=CONFIG,
-            models=models,
-            workers=0 if TOPOLOGIES[name].embedded_worker else 1,
-            topology=TOPOLOGIES[name],
-        )
-        for name in names
-    ]
-    with running_stacks(specs) as started:
-        yield dict(zip(names, started, strict=True))
+    with stacks_by_topology(
+        tmp_path_factory, "mcp", ["make-run", "tcp-workers"], config=CONFIG, models=models
+    ) as started:
+        yield started
 
 
 @pytest.fixture(params=["make-run", "tcp-workers"])

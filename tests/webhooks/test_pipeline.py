@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -18,7 +17,7 @@ from redis import asyncio as aioredis
 from server.webhooks.events import CANCELLED, COMPLETED, FAILED, PING
 from tests.fakes.http import Script
 from tests.replies import interaction
-from tests.support import TOPOLOGIES, Stack, StackSpec, new_key, running_stacks, sdk, tenant_of
+from tests.support import Stack, new_key, sdk, stacks_by_topology, tenant_of
 from tests.waiting import until_async
 
 from .receivers import Receiver, signatures, verify_dynamic, verify_static
@@ -48,19 +47,10 @@ ALL_EVENTS = [COMPLETED, FAILED, CANCELLED, "interaction.requires_action"]
 def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stack]]:
     """`make run` (its Redis on a unix socket, the worker in the web process), and a web process with a
     separate worker process on a TCP Redis (the one whose worker the tests kill)."""
-    names = ["make-run", "tcp-workers"]
-    specs = [
-        StackSpec(
-            Path(tmp_path_factory.mktemp(f"webhooks-{name}")),
-            config=CONFIG,
-            models=MODELS,
-            workers=0 if TOPOLOGIES[name].embedded_worker else 1,
-            topology=TOPOLOGIES[name],
-        )
-        for name in names
-    ]
-    with running_stacks(specs) as started:
-        yield dict(zip(names, started, strict=True))
+    with stacks_by_topology(
+        tmp_path_factory, "webhooks", ["make-run", "tcp-workers"], config=CONFIG, models=MODELS
+    ) as started:
+        yield started
 
 
 @pytest.fixture(params=["make-run", "tcp-workers"])
