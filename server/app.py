@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from . import settings as settings_module
-from .api import agents, docs, health, interactions, openapi, webhooks
+from .api import agents, docs, health, interactions, openapi, playground, webhooks
 from .api import metrics as metrics_api
 from .api import models as models_api
 from .api.auth import Authenticator
@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *health.HANDLERS,
             openapi.document,
             *docs.HANDLERS,
+            *playground.HANDLERS,
             *metrics_api.handlers(settings.metrics),
         ],
         lifespan=[lifespan],
