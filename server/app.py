@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from litestar import Litestar
 
 from . import settings as settings_module
-from .api import agents, docs, health, interactions, openapi, playground, webhooks
+from .api import agents, docs, health, interactions, openapi, playground, search, webhooks
 from .api import metrics as metrics_api
 from .api import models as models_api
 from .api.auth import Authenticator
@@ -37,6 +37,8 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
         webhook_events=runtime.webhook_events,
         keyring=runtime.keyring,
         agents=runtime.agents,
+        listing=runtime.listing,
+        purges=runtime.purges,
     )
 
 
@@ -74,6 +76,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app = Litestar(
         route_handlers=[
             *interactions.HANDLERS,
+            *search.HANDLERS,
             *webhooks.HANDLERS,
             *agents.HANDLERS,
             *models_api.HANDLERS,

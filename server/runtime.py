@@ -30,6 +30,8 @@ from .runner.run import Runner
 from .runner.services import Services
 from .runner.settle import Settler
 from .runner.tool_run import ToolRun
+from .search.deleting import Purges
+from .search.listing import Listing
 from .settings import Settings
 from .store import keys
 from .store.outage import Outage
@@ -98,6 +100,8 @@ class Runtime:
         self.agents = AgentResource(
             store.agents, self.router, self.server_keys, max_agents=settings.agents.max_agents
         )
+        self.listing = Listing(store.search)
+        self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod

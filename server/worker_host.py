@@ -32,10 +32,11 @@ from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
 from .store.jobs import (
+    DELETION_JOB,
     DELIVERY_JOB,
     EVENT_JOB,
     JOB_NAME,
-    WEBHOOK_JOB_PREFIX,
+    UNLEASED_JOB_PREFIXES,
     Jobs,
     job_deserializer,
     job_serializer,
@@ -43,6 +44,7 @@ from .store.jobs import (
 from .store.outage import UNAVAILABLE
 from .worker_jobs import (
     JOB_TIMEOUT_SECONDS,
+    delete_matching,
     deliver_webhook,
     dispatch_webhook_event,
     run_interaction,
@@ -127,9 +129,9 @@ class WakingWorker(Worker):
 
     def _in_progress_ms(self, job_id: str) -> int:
         """How long a taken job is marked as this worker's. A run holds a lease of its own, so its mark
-        can last a day; a webhook job has only this mark: a short one lets another worker take it again
-        soon after this one died mid-delivery."""
-        if job_id.startswith(WEBHOOK_JOB_PREFIX):
+        can last a day; a webhook or deletion job has only this mark: a short one lets another worker take
+        it again soon after this one died mid-job (a deletion taken twice deletes nothing twice)."""
+        if job_id.startswith(UNLEASED_JOB_PREFIXES):
             return self.webhook_in_progress_ms
         return self.in_progress_ms
 
@@ -154,9 +156,9 @@ class WakingWorker(Worker):
             raise
         except Exception:
             log.exception("job %s failed", job_id)
-            if job_id.startswith(WEBHOOK_JOB_PREFIX):
-                # a webhook job has no lease of its own to retry it (a Redis outage, say): it stays queued,
-                # and is taken again once its short mark runs out (its data lives a day at most)
+            if job_id.startswith(UNLEASED_JOB_PREFIXES):
+                # a webhook or deletion job has no lease of its own to retry it (a Redis outage, say): it
+                # stays queued, and is taken again once its short mark runs out (its data lives a day at most)
                 return
         await asyncio.shield(self.jobs.finish(job_id))
 
@@ -184,6 +186,7 @@ class WorkerHost:
                 func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
                 func(dispatch_webhook_event, name=EVENT_JOB),
                 func(deliver_webhook, name=DELIVERY_JOB),
+                func(delete_matching, name=DELETION_JOB),
             ],
             redis_pool=runtime.store.redis,
             queue_name=settings.queue_name,

@@ -1,5 +1,5 @@
 """The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
-webhook event of an interaction's end, and one webhook delivery attempt."""
+webhook event of an interaction's end, one webhook delivery attempt, and a delete by filter."""
 
 from __future__ import annotations
 
@@ -60,3 +60,9 @@ async def deliver_webhook(ctx: dict[str, Any], delivery: dict[str, Any]) -> None
     """One attempt of a webhook delivery (server/webhooks/sending.py)."""
     runtime: Runtime = ctx["runtime"]
     await runtime.webhook_sender.send(from_job(delivery))
+
+
+async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) -> None:
+    """A delete by filter (server/search/deleting.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.purges.run(tenant, deletion_id)

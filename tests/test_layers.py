@@ -22,6 +22,8 @@ LAYERS: list[set[str]] = [
     {"tools"},
     # the Agents resource: stored agents, and how an interaction naming one runs (the runner applies it)
     {"agents"},
+    # finding stored interactions: lists, searches and deletes by filter, over the store's indexes
+    {"search"},
     {"events"},
     {"runner"},
     {"runtime", "api"},

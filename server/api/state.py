@@ -10,6 +10,8 @@ from ..agents.resource import AgentResource
 from ..events.log import EventLog
 from ..runner.control import Control
 from ..runner.create import Creator
+from ..search.deleting import Purges
+from ..search.listing import Listing
 from ..settings import Settings
 from ..webhooks.dispatch import EventDispatch
 from ..webhooks.jwks import Keyring
@@ -33,3 +35,6 @@ class AppState(msgspec.Struct, kw_only=True):
     keyring: Keyring
     #: the Agents resource (server/agents/resource.py)
     agents: AgentResource
+    #: lists of stored interactions, and deletes by filter (server/search/)
+    listing: Listing
+    purges: Purges

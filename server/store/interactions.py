@@ -17,7 +17,7 @@ from ..protocol import lifecycle
 from ..protocol.records import Output, Record, StoredConfig
 from ..protocol.steps import Step
 from ..settings import RunnerSettings, StoreSettings
-from . import keys
+from . import keys, search_tags
 from .commands import now_ms, text, typed
 from .jobs import event_job
 from .keys import Field
@@ -44,11 +44,13 @@ class NewRecord(msgspec.Struct, kw_only=True):
 
 class Chain(msgspec.Struct, kw_only=True):
     """What checking a chain gives: its steps, oldest first (None unless walked), the earliest expiry
-    among its interactions, and the new interaction's place in it (1 for a first turn)."""
+    among its interactions, the new interaction's place in it (1 for a first turn) and the id of its first
+    interaction ('' for a first turn)."""
 
     steps: list[Step] | None
     expiry: str
     depth: int = 1
+    root: str = ""
 
 
 _RECORD_FIELDS = (
@@ -116,7 +118,7 @@ class Interactions:
         if not previous_interaction_id:
             return Chain(steps=[], expiry="", depth=1)
         return await self._create(
-            tenant, "", previous_interaction_id, "walk" if walk else "check", "", "", b""
+            tenant, "", previous_interaction_id, "walk" if walk else "check", None, "", b""
         )
 
     async def create(
@@ -142,7 +144,7 @@ class Interactions:
         packed = _netstrings(_fields(record, claimed=claim) + _prev(previous_interaction_id))
         mode = "walk" if walk else "check"
         return await self._create(
-            tenant, interaction_id, previous_interaction_id, mode, "", deadline, packed, record
+            tenant, interaction_id, previous_interaction_id, mode, None, deadline, packed, record
         )
 
     async def store_finished(
@@ -157,9 +159,7 @@ class Interactions:
         """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran."""
         fields = _fields(record, claimed=False) + _prev(previous_interaction_id) + [Field.DEPTH, chain.depth]
         packed = _netstrings(fields)
-        await self._create(
-            tenant, interaction_id, previous_interaction_id, "skip", chain.expiry, "", packed, record
-        )
+        await self._create(tenant, interaction_id, previous_interaction_id, "skip", chain, "", packed, record)
 
     async def _create(
         self,
@@ -167,12 +167,13 @@ class Interactions:
         interaction_id: str,
         previous_interaction_id: str | None,
         mode: str,
-        chain_expiry: str,
+        checked: Chain | None,
         lease_deadline: int | str,
         packed: bytes,
         record: NewRecord | None = None,
     ) -> Chain:
-        """`record`: the one `packed` stores (None: none); one stored already ended queues its webhook job."""
+        """`checked`: the chain as an earlier check found it (mode "skip"); `record`: the one `packed`
+        stores (None: none); one stored already ended queues its webhook job."""
         ended = record is not None and record.status in lifecycle.NOTIFIED
         notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
         result = await self.scripts.create(
@@ -184,7 +185,7 @@ class Interactions:
                 self.store.max_chain_depth,
                 now_ms(),
                 mode,
-                chain_expiry,
+                checked.expiry if checked else "",
                 lease_deadline,
                 keys.member(tenant, interaction_id),
                 packed,
@@ -194,10 +195,17 @@ class Interactions:
                 notify.ttl_ms,
                 notify.max_tokens,
                 "1" if record is not None and _configured(record) else "",
+                search_tags.tags_of(record.config.config, previous_interaction_id) if record else "",
+                checked.root if checked else "",
             ],
         )
         steps = self._chain_steps(result, previous_interaction_id or "")
-        return Chain(steps=steps if mode == "walk" else None, expiry=text(result[2]), depth=int(result[3]))
+        return Chain(
+            steps=steps if mode == "walk" else None,
+            expiry=text(result[2]),
+            depth=int(result[3]),
+            root=text(result[4]),
+        )
 
     def _chain_steps(self, result: Sequence[Any], start: str) -> list[Step]:
         outcome = text(result[0])
@@ -247,14 +255,22 @@ class Interactions:
             keys=[keys.interaction(tenant, interaction_id)], args=[encode(input_steps)]
         )
 
-    async def delete(self, tenant: str, interaction_id: str) -> bool:
-        deleted = await self.redis.delete(
-            keys.interaction(tenant, interaction_id),
-            keys.events(tenant, interaction_id),
-            keys.cancel_ack(tenant, interaction_id),
+    async def delete(self, tenant: str, *interaction_ids: str) -> int:
+        """Delete interactions (with their logs, and their places in the search indexes); one still
+        running is told to stop. Returns how many existed."""
+        deleted = await self.scripts.delete(
+            keys=[keys.RUNNING],
+            args=[
+                keys.tenant_prefix(tenant),
+                tenant,
+                keys.CANCEL_CHANNEL,
+                _UNFINISHED,
+                keys.EVENTS_SUFFIX,
+                keys.ACK_SUFFIX,
+                *interaction_ids,
+            ],
         )
-        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
-        return bool(deleted)
+        return int(deleted)
 
     async def broadcast_forget(self, tenant: str) -> None:
         """Every process drops the histories it caches for this tenant (after a delete)."""

@@ -23,9 +23,12 @@ JOB_NAME: Final = "run_interaction"
 #: the job that turns an interaction's end into webhook deliveries, and the job of one delivery attempt
 EVENT_JOB: Final = "dispatch_webhook_event"
 DELIVERY_JOB: Final = "deliver_webhook"
-#: webhook jobs' ids start with it (keys.event_job_id, webhooks/dispatch.py): a worker marks them in
-#: progress for a short while, so that one killed mid-delivery is taken again soon
-WEBHOOK_JOB_PREFIX: Final = "wh"
+#: the job that deletes what a filter matches (server/search/deleting.py)
+DELETION_JOB: Final = "delete_matching"
+#: the ids of the jobs that hold no lease of their own start with these (webhook jobs: keys.event_job_id,
+#: webhooks/dispatch.py; deletions: keys.deletion_job_id): a worker marks them in progress for a short
+#: while, so that one killed mid-job is taken again soon, and one that failed stays queued to be tried again
+UNLEASED_JOB_PREFIXES: Final = ("wh", "del/")
 
 
 def job_serializer(job: dict[str, object]) -> bytes:

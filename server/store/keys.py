@@ -39,18 +39,41 @@ def tenant_prefix(tenant: str) -> str:
 
 def interaction(tenant: str, interaction_id: str) -> str:
     """HASH: status (a lifecycle state), fence, attempts, bg, log, prev, created, updated, seq, cfg, in, out,
-    cexp (the earliest expiry among its ancestors, ms), depth (its place in its chain, from 1)."""
+    cexp (the earliest expiry among its ancestors, ms), depth (its place in its chain, from 1), root and
+    ix (its conversation and search tags: Field)."""
     return f"ix:{{{tenant}}}:{interaction_id}"
+
+
+#: what an interaction's hash key is followed by in the names of its event log and its cancel list (the
+#: delete script is given them)
+EVENTS_SUFFIX: Final = ":ev"
+ACK_SUFFIX: Final = ":ack"
 
 
 def events(tenant: str, interaction_id: str) -> str:
     """STREAM of pre-encoded SSE events, entry id `0-<seq>` for event `evt_<seq>`."""
-    return f"ix:{{{tenant}}}:{interaction_id}:ev"
+    return interaction(tenant, interaction_id) + EVENTS_SUFFIX
 
 
 def cancel_ack(tenant: str, interaction_id: str) -> str:
     """LIST the cancelled run pushes to once its partial output is saved."""
-    return f"ix:{{{tenant}}}:{interaction_id}:ack"
+    return interaction(tenant, interaction_id) + ACK_SUFFIX
+
+
+def search_index(tenant: str, tag: str) -> str:
+    """ZSET of the tenant's interactions with search tag `tag` (store/search_tags.py), scored by their
+    creation (ms). The scripts name it the same way from the tenant prefix (scripts/_index.lua)."""
+    return f"ix:{{{tenant}}}:idx:{tag}"
+
+
+def deletion(tenant: str, deletion_id: str) -> str:
+    """HASH of a delete-by-filter job's progress (store/deletions.py)."""
+    return f"ix:{{{tenant}}}:deletion:{deletion_id}"
+
+
+def deletion_job_id(tenant: str, deletion_id: str) -> str:
+    """The arq job that deletes what a filter matches."""
+    return f"del/{tenant}/{deletion_id}"
 
 
 def idempotency(tenant: str, key_digest: str) -> str:
@@ -144,6 +167,10 @@ class Field:
     DEPTH: Final = "depth"
     #: "1" when the request had a webhook_config: its end is notified even with no enabled webhook
     WEBHOOK_CONFIG: Final = "wh"
+    #: the id of its conversation's first interaction
+    ROOT: Final = "root"
+    #: its search tags, space-separated (store/search_tags.py)
+    TAGS: Final = "ix"
 
 
 class WebhookField:

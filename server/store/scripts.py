@@ -2,7 +2,7 @@
 
 Files whose names start with `_` are helpers, prepended to the scripts that use them: `_moves.lua` reads
 the lifecycle table's moves a script is given, `_walk.lua` follows a chain, `_notify.lua` queues the job
-that tells an interaction's webhooks of its end.
+that tells an interaction's webhooks of its end, `_index.lua` keeps the search indexes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .direct import DirectRedis, sha1
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_walk", "_notify"),
+    "create": ("_moves", "_index", "_walk", "_notify"),
     "claim": ("_moves",),
     "append": ("_moves",),
     "finish": ("_moves", "_notify"),
@@ -27,6 +27,8 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "requeue": ("_moves",),
     "reap": (),
     "set_input": (),
+    "delete": ("_moves", "_index"),
+    "search": ("_moves", "_index"),
     "wake": (),
     "take": (),
     "install_signing_key": (),
@@ -86,10 +88,12 @@ class Scripts:
         "cancel",
         "claim",
         "create",
+        "delete",
         "finish",
         "install_signing_key",
         "reap",
         "requeue",
+        "search",
         "set_input",
         "take",
         "wake",
@@ -114,6 +118,8 @@ class Scripts:
         self.reap = register("reap")
         self.requeue = register("requeue")
         self.set_input = register("set_input")
+        self.delete = register("delete")
+        self.search = register("search")
         self.wake = register("wake")
         self.take = register("take")
         self.install_signing_key = register("install_signing_key")

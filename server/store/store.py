@@ -9,6 +9,8 @@
     webhooks      the tenants' webhooks                           (store/webhooks.py)
     signing_keys  the RS256 keys of webhook_config deliveries     (store/signing_keys.py)
     agents        the tenants' agents                             (store/agents.py)
+    search        pages of interactions found by the search indexes (store/search.py)
+    deletions     the progress of delete-by-filter jobs           (store/deletions.py)
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
@@ -26,6 +28,7 @@ from redis.asyncio import Redis
 from ..settings import Settings
 from . import connection, heartbeats
 from .agents import Agents
+from .deletions import Deletions
 from .direct import DirectRedis
 from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
@@ -33,6 +36,7 @@ from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
 from .runs import Runs
 from .scripts import Scripts
+from .search import Search
 from .signing_keys import SigningKeys
 from .webhook_outcomes import WebhookOutcomes
 from .webhooks import Webhooks
@@ -62,6 +66,8 @@ class Store:
         self.webhooks = Webhooks(redis, scripts)
         self.signing_keys = SigningKeys(redis, scripts)
         self.agents = Agents(redis, scripts)
+        self.search = Search(scripts)
+        self.deletions = Deletions(redis)
 
     @classmethod
     async def open(cls, settings: Settings) -> Store:

@@ -1,7 +1,8 @@
 -- Prepended to create.lua when it is loaded.
 -- Follows `prev` from `id` back to the head of the chain, newest first. With `with_blobs` it returns
 -- every interaction's `in` and `out` ({'ok', {in_1, out_1, in_2, out_2, ...}}); with `expire_at` > 0 it
--- gives every one that expiry. Errors: {'missing', id} / {'too_deep', id}.
+-- gives every one, and its search indexes (_index.lua), that expiry.
+-- Errors: {'missing', id} / {'too_deep', id}.
 -- The keys walked are not declared in KEYS: they share the tenant's hash tag, so they live in one slot.
 local function walk(prefix, id, max_depth, with_blobs, expire_at)
   local blobs = {}
@@ -12,15 +13,18 @@ local function walk(prefix, id, max_depth, with_blobs, expire_at)
     local key = prefix .. id
     local f
     if with_blobs then
-      f = redis.call('HMGET', key, 'status', 'prev', 'in', 'out')
+      f = redis.call('HMGET', key, 'status', 'prev', 'ix', 'in', 'out')
     else
-      f = redis.call('HMGET', key, 'status', 'prev')
+      f = redis.call('HMGET', key, 'status', 'prev', 'ix')
     end
     if not f[1] then return {'missing', id} end
-    if expire_at > 0 then redis.call('PEXPIREAT', key, expire_at) end
+    if expire_at > 0 then
+      redis.call('PEXPIREAT', key, expire_at)
+      keep_indexes(prefix, f[3], expire_at)
+    end
     if with_blobs then
-      blobs[#blobs + 1] = f[3] or ''
       blobs[#blobs + 1] = f[4] or ''
+      blobs[#blobs + 1] = f[5] or ''
     end
     id = f[2]
   end

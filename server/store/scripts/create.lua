@@ -14,16 +14,21 @@
 -- the client spends more on each argument than the server ('': check the chain only, store nothing),
 -- ARGV[11] the unfinished statuses (lifecycle.UNFINISHED): a chain cannot continue from those,
 -- ARGV[12] the webhook job's id ('' for none), ARGV[13] the job, ARGV[14] its key's ttl ms,
--- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config
--- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth} or {error, id}.
+-- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config,
+-- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
+-- interaction, from an earlier check ('' if none)
+-- The new interaction notes its conversation (`root`, the chain's first interaction) and its tags (`ix`),
+-- and joins their indexes; the parent's indexes are kept as long as the parent.
+-- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root} or {error, id}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])
 local chain = {}
 local chain_expiry = ARGV[7]
 local depth = 1
+local root = ARGV[18]
 if prev ~= '' and mode ~= 'skip' then
   local parent = prefix .. prev
-  local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth')
+  local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth', 'root', 'ix')
   if not p[1] then return {'missing', prev} end
   if one_of(ARGV[11], p[1]) then return {'unfinished', prev} end
   depth = (tonumber(p[3]) or 1) + 1
@@ -31,6 +36,8 @@ if prev ~= '' and mode ~= 'skip' then
   local horizon = now + ttl
   local extended = now + ttl + math.floor(ttl / 2)
   redis.call('PEXPIREAT', parent, extended)
+  keep_indexes(prefix, p[5], extended)
+  root = p[4] or prev
   local earliest = tonumber(p[2])
   local refresh = earliest ~= nil and earliest < horizon
   if refresh or mode == 'walk' then
@@ -50,12 +57,17 @@ if ARGV[10] ~= '' then
     fields[#fields + 1] = string.sub(packed, colon + 1, colon + length)
     at = colon + length + 1
   end
+  local id = string.sub(KEYS[1], #prefix + 1)
+  if prev == '' then root = id elseif root == '' then root = prev end
+  local tags = ARGV[17] .. ' c:' .. root
   redis.call('HSET', KEYS[1], unpack(fields))
+  redis.call('HSET', KEYS[1], 'root', root, 'ix', tags)
   if mode ~= 'skip' then redis.call('HSET', KEYS[1], 'depth', depth) end
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
+  add_to_indexes(prefix, tags, id, now, now + ttl + math.floor(ttl / 2))
   if ARGV[8] ~= '' then redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9]) end
   queue_event_job({gate = KEYS[3], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')
 end
-return {'ok', chain, chain_expiry, depth}
+return {'ok', chain, chain_expiry, depth, root}

@@ -1,0 +1,74 @@
+"""Finding stored interactions, our extension (Google's API has neither; README "List, search and delete
+by filter"), on every version path and the Vertex form:
+
+    GET  /{v}/interactions?labels.<k>=&status=&model=&agent=&created_after=&created_before=&roots_only=
+         &page_size=&page_token=&include_steps=          a page, newest first (server/search/listing.py)
+    POST /{v}/interactions:purge {filter, force}         delete what a filter matches, conversations and all:
+                                                         without force a count (server/search/deleting.py)
+    GET  /{v}/operations/{id}                            a purge's progress
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+from ..protocol.codec import convert, decode_json, json_encoder
+from ..search import filters
+from ..search.deleting import PurgeRequest
+from .body import read_body
+from .errors import ApiError
+from .interactions import _BASES, COLLECTION, _flag, _state
+
+PURGE = [f"{base}/interactions:purge" for base in _BASES]
+OPERATION = [f"{base}/operations/{{operation_id:str}}" for base in _BASES]
+
+_PURGE_ID = re.compile(r"purge_[A-Za-z0-9_-]{1,32}")
+#: query parameters of a list that are not filters
+_NOT_FILTERS = {"page_size", "page_token", "include_steps", "key"}
+
+
+def _json(value: Any) -> Response[bytes]:
+    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
+
+
+@get(COLLECTION)
+async def list_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    params = request.query_params
+    given = filters.from_query({name: params[name] for name in params}, _NOT_FILTERS)
+    page = await state.listing.page(
+        tenant,
+        given,
+        page_size=params.get("page_size"),
+        page_token=params.get("page_token"),
+        include_steps=_flag(request, "include_steps"),
+    )
+    return _json(page)
+
+
+@post(PURGE, status_code=200)
+async def purge_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    http = state.settings.http
+    raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
+    body = convert(decode_json(raw) if raw.strip() else {}, PurgeRequest)
+    return _json(await state.purges.request(tenant, body))
+
+
+@get(OPERATION)
+async def get_operation(request: Request[Any, Any, Any]) -> Response[bytes]:
+    state = _state(request)
+    tenant = state.auth.tenant(request)
+    operation_id = str(request.path_params["operation_id"])
+    found = await state.purges.operation(tenant, operation_id) if _PURGE_ID.fullmatch(operation_id) else None
+    if found is None:
+        raise ApiError(404, f"Operation {operation_id[:64]!r} was not found")
+    return _json(found)
+
+
+HANDLERS = [list_interactions, purge_interactions, get_operation]

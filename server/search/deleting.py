@@ -1,0 +1,169 @@
+"""Delete by filter (`POST /{version}/interactions:purge`, after Google's AIP-165): every interaction a
+filter matches goes, with the rest of its conversation (the chain before it and every turn after it).
+
+Without `force` the request only counts what would go. With it, a job on the queue deletes, and the
+request answers with an operation (`operations/<id>`) whose metadata tells the progress. The job may be
+run twice (a worker killed mid-job: its job is taken again): it deletes what is left, so nothing is
+counted twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import msgspec
+
+from ..errors import InvalidArgument
+from ..protocol.base import Wire
+from ..store import keys, search_tags
+from ..store.deletions import Deletions, Progress
+from ..store.interactions import Interactions
+from ..store.jobs import DELETION_JOB, Jobs
+from ..store.search import Query, Search, ids
+from .filters import Filter, to_query
+
+#: ids read a page when collecting matches or a conversation's turns
+_PAGE = 500
+_SAMPLE = 10
+
+
+class PurgeRequest(Wire, forbid_unknown_fields=True):
+    filter: Filter = msgspec.field(default_factory=Filter)
+    #: false (the default): count what would be deleted, delete nothing
+    force: bool = False
+
+
+class PurgeCount(Wire):
+    """A dry run: how many interactions would be deleted, how many match, in how many conversations."""
+
+    purge_count: int
+    match_count: int
+    conversation_count: int
+    purge_sample: list[str] = []
+
+
+class Operation(Wire):
+    name: str
+    done: bool
+    metadata: dict[str, object]
+    response: dict[str, object] | None = None
+    error: dict[str, object] | None = None
+
+
+_OPERATION_PREFIX = "operations/"
+
+
+def operation_name(deletion_id: str) -> str:
+    return _OPERATION_PREFIX + deletion_id
+
+
+class Purges:
+    def __init__(self, search: Search, interactions: Interactions, deletions: Deletions, jobs: Jobs) -> None:
+        self.search = search
+        self.interactions = interactions
+        self.deletions = deletions
+        self.jobs = jobs
+
+    async def request(self, tenant: str, body: PurgeRequest) -> PurgeCount | Operation:
+        if body.filter.is_empty():
+            raise InvalidArgument(
+                "give at least one field: an empty filter would delete everything", "filter"
+            )
+        query = to_query(body.filter)
+        if not body.force:
+            return await self.count(tenant, query)
+        deletion_id = "purge_" + secrets.token_urlsafe(12)
+        progress = await self.deletions.create(tenant, deletion_id, msgspec.json.encode(body.filter))
+        await self.jobs.enqueue_call(
+            keys.deletion_job_id(tenant, deletion_id), DELETION_JOB, (tenant, deletion_id)
+        )
+        return _operation(deletion_id, progress)
+
+    async def operation(self, tenant: str, deletion_id: str) -> Operation | None:
+        """A purge's operation; None when the tenant has none of that id (or it finished a day ago)."""
+        progress = await self.deletions.get(tenant, deletion_id)
+        return None if progress is None else _operation(deletion_id, progress)
+
+    async def count(self, tenant: str, query: Query) -> PurgeCount:
+        roots, matched = await self._roots(tenant, query)
+        total, sample = 0, list[str]()
+        for root in roots:
+            start: tuple[int, str] | None = None
+            while True:
+                page = await self.search.page(tenant, _turns(root), start=start, limit=_PAGE)
+                total += len(page.found)
+                sample += ids(page.found)[: _SAMPLE - len(sample)]
+                if page.next is None:
+                    break
+                start = page.next
+        return PurgeCount(
+            purge_count=total, match_count=matched, conversation_count=len(roots), purge_sample=sample
+        )
+
+    async def run(self, tenant: str, deletion_id: str) -> None:
+        """The job: collect the conversations the filter matches, then delete them one by one."""
+        progress = await self.deletions.get(tenant, deletion_id)
+        if progress is None or progress.state == "done":
+            return
+        await self.deletions.update(tenant, deletion_id, state="running")
+        query = to_query(msgspec.json.decode(progress.filter, type=Filter))
+        roots, matched = await self._roots(tenant, query)
+        await self.deletions.update(tenant, deletion_id, matched=matched, conversations=len(roots))
+        for done, root in enumerate(roots, start=1):
+            deleted = await self._delete_conversation(tenant, root)
+            await self.deletions.update(tenant, deletion_id, deleted=deleted, conversations_done=done)
+        await self.deletions.update(tenant, deletion_id, state="done")
+        # every process drops the histories it holds for this tenant: none may outlive what they contain
+        await self.interactions.broadcast_forget(tenant)
+
+    async def _roots(self, tenant: str, query: Query) -> tuple[list[str], int]:
+        """The conversations (their first turns' ids, newest match first) of every match, and the count."""
+        roots: dict[str, None] = {}
+        matched = 0
+        start: tuple[int, str] | None = None
+        while True:
+            page = await self.search.page(tenant, query, start=start, limit=_PAGE)
+            matched += len(page.found)
+            roots.update(dict.fromkeys(found.root for found in page.found))
+            if page.next is None:
+                return list(roots), matched
+            start = page.next
+
+    async def _delete_conversation(self, tenant: str, root: str) -> int:
+        deleted = 0
+        while True:
+            # from the newest each time: what the last page found is gone
+            page = await self.search.page(tenant, _turns(root), start=None, limit=_PAGE)
+            if page.found:
+                deleted += await self.interactions.delete(tenant, *ids(page.found))
+            if page.next is None:
+                return deleted
+
+
+def _turns(root: str) -> Query:
+    return Query(tags=search_tags.conversation_tag(root))
+
+
+def _operation(deletion_id: str, progress: Progress) -> Operation:
+    metadata: dict[str, object] = {
+        "state": progress.state,
+        "filter": msgspec.json.decode(progress.filter),
+        "match_count": progress.matched,
+        "conversation_count": progress.conversations,
+        "conversations_done": progress.conversations_done,
+        "purge_count": progress.deleted,
+        "create_time": _time(progress.created_ms),
+        "update_time": _time(progress.updated_ms),
+    }
+    done = progress.state == "done"
+    return Operation(
+        name=operation_name(deletion_id),
+        done=done,
+        metadata=metadata,
+        response={"purge_count": progress.deleted} if done else None,
+    )
+
+
+def _time(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))

@@ -1,0 +1,101 @@
+"""A search filter, as a list request's query parameters or a delete-by-filter request's body give it, and
+the store query it becomes. Every bad value is a 400 naming its parameter."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+
+import msgspec
+
+from ..errors import InvalidArgument
+from ..protocol import lifecycle
+from ..protocol import status as st
+from ..store import search_tags
+from ..store.search import Query
+
+
+class Filter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
+    """Every field narrows the match; all of them together are ANDed."""
+
+    #: each label must be there with this value
+    labels: dict[str, str] = {}
+    #: one of these statuses, comma-separated (as clients see them: `cancelled` covers a cancel under way)
+    status: str | None = None
+    model: str | None = None
+    agent: str | None = None
+    #: RFC 3339: created at or after it
+    created_after: str | None = None
+    #: RFC 3339: created before it
+    created_before: str | None = None
+    #: only the first turn of each conversation
+    roots_only: bool = False
+
+    def is_empty(self) -> bool:
+        return self == Filter()
+
+
+_LABEL_PREFIX = "labels."
+_KNOWN = {"status", "model", "agent", "created_after", "created_before", "roots_only"}
+
+
+def from_query(params: Mapping[str, str], ignored: set[str]) -> Filter:
+    """The filter of a list request; parameters in `ignored` (paging, views, the key) are not filters,
+    and any other parameter is a 400 rather than a filter silently not applied."""
+    labels: dict[str, str] = {}
+    values: dict[str, str] = {}
+    for name, value in params.items():
+        if name.startswith(_LABEL_PREFIX) and len(name) > len(_LABEL_PREFIX):
+            labels[name[len(_LABEL_PREFIX) :]] = value
+        elif name in _KNOWN:
+            values[name] = value
+        elif name not in ignored:
+            raise InvalidArgument(
+                "not a filter of this list (labels.<key>, " + ", ".join(sorted(_KNOWN)) + ")", name
+            )
+    roots_only = values.pop("roots_only", "false").lower()
+    if roots_only not in ("true", "false", "1", "0", ""):
+        raise InvalidArgument(f"Expected true or false, got {roots_only[:32]!r}", "roots_only")
+    return Filter(
+        labels=labels, roots_only=roots_only in ("true", "1"), **{k: v or None for k, v in values.items()}
+    )
+
+
+def to_query(given: Filter) -> Query:
+    after = _moment(given.created_after, "created_after")
+    before = _moment(given.created_before, "created_before")
+    return Query(
+        tags=search_tags.wanted(
+            labels=given.labels, model=given.model, agent=given.agent, roots_only=given.roots_only
+        ),
+        statuses=_states(given.status),
+        after_ms=after,
+        before_ms=None if before is None else before - 1,
+    )
+
+
+def _states(raw: str | None) -> frozenset[str]:
+    """The lifecycle states of the statuses asked for: `cancelled` is also a cancel under way."""
+    if not raw:
+        return frozenset()
+    states: set[str] = set()
+    for name in (part.strip() for part in raw.split(",")):
+        if name not in st.ALL:
+            raise InvalidArgument(f"{name[:32]!r} is not a status ({', '.join(sorted(st.ALL))})", "status")
+        states.add(name)
+        if name == st.CANCELLED:
+            states.add(lifecycle.CANCELLING)
+    return frozenset(states)
+
+
+def _moment(raw: str | None, field: str) -> int | None:
+    """RFC 3339 (a zone is required) as epoch ms."""
+    if not raw:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(raw)
+    except ValueError:
+        raise InvalidArgument(f"{raw[:40]!r} is not an RFC 3339 time (2026-06-01T12:00:00Z)", field) from None
+    if moment.tzinfo is None:
+        raise InvalidArgument(f"{raw[:40]!r} has no time zone (end it with Z or +hh:mm)", field)
+    return int(moment.timestamp() * 1000)
