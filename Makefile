@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test worker bench lint typecheck check redis-server clean delete-data
+.PHONY: run test worker bench lint typecheck check redis-server chromium clean delete-data
 
 run: $(RUN_STAMP) redis-server
 	$(BIN)/python -m server
@@ -18,7 +18,7 @@ worker: $(RUN_STAMP)
 
 # three processes, a module each at a time (its shared stacks stay in one process): the suite mostly waits
 # on servers, so this halves its time on two cores; `pytest tests/x.py` alone runs in one process
-test: $(TEST_STAMP) redis-server
+test: $(TEST_STAMP) redis-server chromium
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 bench: $(TEST_STAMP) redis-server
@@ -56,6 +56,14 @@ redis-server:
 	  echo "installing redis-server (Debian package)"; \
 	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	}
+
+# the browser tests (tests/browser/) drive Debian's Chromium through Playwright, which never downloads one
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium (Debian package)"; \
+	  SUDO=$$(command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	}
 
 # the virtualenv and the tools' caches; the stored interactions (var/) stay

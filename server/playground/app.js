@@ -47,7 +47,7 @@ function setStatus(status, id) {
 
 function renderMessages() {
   const box = $("conversation");
-  box.replaceChildren(...conversation.messages.map((m) => message(m.role, m.text, m.id)));
+  box.replaceChildren(...conversation.messages.map((m) => message(m.role, m.text, m.id, m.status)));
   box.scrollTop = box.scrollHeight;
 }
 
@@ -117,7 +117,7 @@ async function settle() {
     setStatus(interaction.status, id);
     const entry = conversation.messages.find((m) => m.id === id);
     // what a cancelled run kept is what the record holds: shown from it, not from the events cut short
-    if (entry && interaction.status !== "completed") {
+    if (entry && interaction.status !== "completed" && interaction.status !== "requires_action") {
       entry.text = outputText(interaction);
       entry.status = interaction.status;
       save();
@@ -290,8 +290,8 @@ function resume() {
 
 function wire() {
   $("api-key").value = localStorage.getItem(KEY) || "";
+  $("api-key").addEventListener("input", () => localStorage.setItem(KEY, $("api-key").value.trim()));
   $("api-key").addEventListener("change", () => {
-    localStorage.setItem(KEY, $("api-key").value.trim());
     loadModels();
     refreshChain();
   });

@@ -50,11 +50,12 @@ export function statusBadge(status) {
   return el("span", { class: `badge ${status || ""}`, "data-testid": "status", text: status || "?" });
 }
 
-export function message(role, text, id) {
+export function message(role, text, id, status) {
+  const who = role === "user" ? "you" : "model";
   return el(
     "div",
     { class: `msg ${role}`, "data-testid": `msg-${role}`, "data-id": id },
-    el("div", { class: "who", text: role === "user" ? "you" : "model" }),
+    el("div", { class: "who", text: status ? `${who} · ${status}, partial output` : who }),
     el("div", { class: "text", text }),
   );
 }
