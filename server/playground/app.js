@@ -13,6 +13,8 @@ const api = new Api(() => $("api-key").value.trim());
 let conversation = loadConversation();
 let controller = null;
 let listToken = null;
+// set as the page goes away: a stream cut by a reload is resumed by the next page, not settled by this one
+let leaving = false;
 
 function loadConversation() {
   try {
@@ -102,8 +104,10 @@ async function run(start, background) {
     showError(error);
   } finally {
     controller = null;
-    await settle();
-    setBusy(false, false);
+    if (!leaving) {
+      await settle();
+      setBusy(false, false);
+    }
   }
 }
 
@@ -232,7 +236,7 @@ async function openConversation(id) {
 }
 
 function listParams() {
-  const params = new URLSearchParams({ page_size: "10" });
+  const params = new URLSearchParams({ page_size: $("page-size").value });
   const label = $("filter-label").value.trim();
   if (label) {
     const at = label.indexOf("=");
@@ -289,6 +293,9 @@ function resume() {
 }
 
 function wire() {
+  window.addEventListener("pagehide", () => {
+    leaving = true;
+  });
   $("api-key").value = localStorage.getItem(KEY) || "";
   $("api-key").addEventListener("input", () => localStorage.setItem(KEY, $("api-key").value.trim()));
   $("api-key").addEventListener("change", () => {

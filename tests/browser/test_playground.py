@@ -143,6 +143,34 @@ async def test_the_list_filters_by_label(page: Page, shots: Shots, http: httpx.A
     await expect(page.locator("#error")).to_be_hidden()
 
 
+async def test_the_list_pages_and_opens_a_conversation(
+    page: Page, shots: Shots, http: httpx.AsyncClient
+) -> None:
+    await send(page, "the first turn")
+    await expect(page.locator("[data-testid=chain-item]")).to_have_count(1)
+    await send(page, "the second turn")
+    await expect(page.locator("[data-testid=chain-item]")).to_have_count(2)
+    for n in range(5):
+        created = await http.post("/interactions", json={"model": "echo", "input": f"alone {n}"})
+        assert created.status_code == 200, created.text
+    await page.click("#new-chat")
+    await expect(page.locator("[data-testid=chain-item]")).to_have_count(0)
+
+    await page.select_option("#page-size", "5")
+    await page.click("#list-search")
+    rows = page.locator("[data-testid=list-item]")
+    await expect(rows).to_have_count(5)
+    await page.click("#list-more")
+    await expect(rows).to_have_count(7)
+    await expect(page.locator("#list-more")).to_be_hidden()
+    # newest first: the conversation's turns are the last two
+    await rows.nth(5).locator("a").click()
+    messages = page.locator("#conversation .msg .text")
+    await expect(messages).to_have_text(["the first turn"] * 2 + ["the second turn"] * 2)
+    await expect(page.locator("[data-testid=chain-item]")).to_have_count(2)
+    await shots.take(page, "opened")
+
+
 async def test_errors_of_the_api_are_shown(page: Page, shots: Shots, http: httpx.AsyncClient) -> None:
     await send(page, "soon gone")
     await expect(page.locator("[data-testid=chain-item]")).to_have_count(1)
