@@ -1,0 +1,158 @@
+"""POST /{v}/interactions:purge (our extension, after AIP-165): a dry run counts, `force` queues a job that
+deletes every match with the rest of its conversation, GET /{v}/operations/{id} follows it. On `make run`'s
+topology (the job in the web process's worker) and with separate worker processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import redis
+from google.genai._interactions import NotFoundError
+
+from server.store import keys
+
+from ..support import Stack, new_key, stacks_by_topology
+from ..waiting import until
+from .support import Tenant
+
+NAMES = ["make-run", "tcp-workers"]
+
+
+@pytest.fixture(scope="module")
+def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stack]]:
+    with stacks_by_topology(tmp_path_factory, "purge", NAMES) as started:
+        yield started
+
+
+@pytest.fixture(params=NAMES)
+def stack(request: pytest.FixtureRequest, stacks: dict[str, Stack]) -> Stack:
+    return stacks[request.param]
+
+
+@pytest.fixture
+def tenants() -> Iterator[Callable[[Stack], Tenant]]:
+    made: list[Tenant] = []
+
+    def new(stack: Stack) -> Tenant:
+        made.append(Tenant(stack, new_key()))
+        return made[-1]
+
+    yield new
+    for each in made:
+        each.close()
+
+
+def purge(tenant: Tenant, **body: Any) -> dict[str, Any]:
+    reply = tenant.http.post("/v1beta/interactions:purge", json=body)
+    assert reply.status_code == 200, reply.text
+    answer: dict[str, Any] = reply.json()
+    return answer
+
+
+def finished(tenant: Tenant, operation: dict[str, Any]) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        reply = tenant.http.get(f"/v1beta/{operation['name']}")
+        assert reply.status_code == 200, reply.text
+        current: dict[str, Any] = reply.json()
+        return current if current["done"] else None
+
+    return until(done, timeout=30)
+
+
+def conversations(tenant: Tenant) -> dict[str, list[str]]:
+    """u1 has two conversations, one of whose later turns has no label; u2 one, continuing nothing of u1."""
+    a1 = tenant.turn("a1", labels={"user": "u1"})
+    a2 = tenant.turn("a2", after=a1)
+    a3 = tenant.turn("a3", labels={"user": "u1"}, after=a2)
+    b1 = tenant.turn("b1", labels={"user": "u1"})
+    c1 = tenant.turn("c1", labels={"user": "u2"})
+    return {"u1": [a1, a2, a3, b1], "u2": [c1]}
+
+
+def test_a_dry_run_counts_and_deletes_nothing(stack: Stack, tenants: Callable[[Stack], Tenant]) -> None:
+    tenant = tenants(stack)
+    made = conversations(tenant)
+    counted = purge(tenant, filter={"labels": {"user": "u1"}})
+    assert counted["match_count"] == 3
+    assert counted["conversation_count"] == 2
+    assert counted["purge_count"] == 4
+    assert sorted(counted["purge_sample"]) == sorted(made["u1"])
+    assert len(tenant.ids()) == 5
+
+
+def test_force_deletes_every_match_with_its_conversation(
+    stack: Stack, tenants: Callable[[Stack], Tenant]
+) -> None:
+    tenant = tenants(stack)
+    made = conversations(tenant)
+    operation = purge(tenant, filter={"labels": {"user": "u1"}}, force=True)
+    assert operation["name"].startswith("operations/purge_") and operation["metadata"]["state"] in (
+        "pending",
+        "running",
+        "done",
+    )
+    result = finished(tenant, operation)
+    assert result["response"] == {"purge_count": 4}
+    assert result["metadata"]["match_count"] == 3 and result["metadata"]["conversations_done"] == 2
+    assert tenant.ids() == made["u2"]
+    for gone in made["u1"]:
+        with pytest.raises(NotFoundError):
+            tenant.sdk.interactions.get(id=gone)
+    assert not [key for key in tenant.keys() if any(gone in key for gone in made["u1"])]
+
+
+def test_a_running_interaction_of_a_match_is_stopped_and_deleted(
+    stack: Stack, tenants: Callable[[Stack], Tenant]
+) -> None:
+    tenant = tenants(stack)
+    first = tenant.turn("start", labels={"session": "s9"})
+    running = tenant.turn("word " * 2000, model="echo-slow", background=True, after=first)
+    until(lambda: tenant.ids(status="in_progress") == [running], timeout=15)
+    result = finished(tenant, purge(tenant, filter={"labels": {"session": "s9"}}, force=True))
+    assert result["response"] == {"purge_count": 2}
+    assert tenant.ids() == []
+    store = redis.Redis.from_url(stack.redis_url)
+    member = keys.member(tenant.id, running)
+    until(lambda: store.zscore(keys.RUNNING, member) is None, timeout=10)
+
+
+def test_tenants_purge_only_their_own(stack: Stack, tenants: Callable[[Stack], Tenant]) -> None:
+    mine, theirs = tenants(stack), tenants(stack)
+    kept = theirs.turn("theirs", labels={"user": "u1"})
+    mine.turn("mine", labels={"user": "u1"})
+    operation = purge(mine, filter={"labels": {"user": "u1"}}, force=True)
+    assert finished(mine, operation)["response"] == {"purge_count": 1}
+    assert theirs.ids() == [kept]
+    assert theirs.http.get(f"/v1beta/{operation['name']}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "filter"),
+        ({"filter": {}}, "filter"),
+        ({"filter": {"status": "gone"}}, "status"),
+        ({"filter": {"user": "u1"}}, "filter"),
+        ({"filter": {"labels": {"user": 1}}}, "filter.labels[...]"),
+        ({"filter": {"created_after": "now"}}, "created_after"),
+        ({"filter": {"labels": {"user": "u1"}}, "force": "yes"}, "force"),
+    ],
+)
+def test_bad_requests_are_400s_naming_the_field(
+    stacks: dict[str, Stack], tenants: Callable[[Stack], Tenant], body: dict[str, Any], field: str
+) -> None:
+    tenant = tenants(stacks["make-run"])
+    kept = tenant.turn("kept", labels={"user": "u1"})
+    status, message = tenant.error("POST", "/v1beta/interactions:purge", json=body)
+    assert status == 400 and f"`{field}`" in message, message
+    assert tenant.ids() == [kept]
+
+
+def test_an_unknown_operation_is_a_404(stacks: dict[str, Stack], tenants: Callable[[Stack], Tenant]) -> None:
+    tenant = tenants(stacks["make-run"])
+    for name in ("operations/purge_nothing", "operations/other", "operations/" + "x" * 300):
+        reply = tenant.http.get(f"/v1beta/{name}")
+        assert reply.status_code == 404, name
+        assert reply.json()["error"]["status"] == "NOT_FOUND"
