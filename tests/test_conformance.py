@@ -42,10 +42,12 @@ CHECKS = [
 #: (`last_event_id` without `stream=true`, or an event id the log does not hold), cancel (an interaction that
 #: has already finished), a webhook's create and update (a URI whose host resolves to a private address, or
 #: to nothing), and its list (a page token this server did not make), an agent's create (a `base_agent`
-#: that is not configured, an id taken) and its list (a page token). Every other check runs on them.
+#: that is not configured, an id taken) and its list (a page token), the interactions' list (a page token,
+#: a date-time the schema's format allows and Python's parser does not) and purge (the same date-times).
+#: Every other check runs on them.
 _STATEFUL_REFUSALS = (
     "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks"
-    "|CreateAgent|ListAgents)"
+    "|CreateAgent|ListAgents|ListInteractions|PurgeInteractions)"
 )
 
 
@@ -64,6 +66,11 @@ def config(max_examples: int = 25) -> dict[str, Any]:
             # the Vertex form of each path runs the same handler as Google's form: a few examples there
             # (its own routing and parameters) keep the run within its deadline as resources are added
             {"include-path-regex": "/projects/", "generation": {"max-examples": 5}},
+            # our extension's list, purge and operation find nothing for a new key: few examples say as much
+            {
+                "include-operation-id-regex": "^(ListInteractions|PurgeInteractions|GetOperation)",
+                "generation": {"max-examples": 5},
+            },
         ],
     }
 

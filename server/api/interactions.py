@@ -145,6 +145,14 @@ async def delete_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
 
 
 _ITEM_ALLOW = ", ".join(sorted({*get_interaction.http_methods, *delete_interaction.http_methods, "OPTIONS"}))
+#: the collection's POST is here, its GET (the list) in api/search.py
+_COLLECTION_ALLOW = "GET, OPTIONS, POST"
+
+
+@route(COLLECTION, http_method=HttpMethod.OPTIONS, include_in_schema=False)
+async def collection_options() -> Response[None]:
+    """As item_options, for the collection's two handlers."""
+    return Response(None, status_code=204, headers={"Allow": _COLLECTION_ALLOW})
 
 
 @route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
@@ -154,4 +162,11 @@ async def item_options() -> Response[None]:
     return Response(None, status_code=204, headers={"Allow": _ITEM_ALLOW})
 
 
-HANDLERS = [item_options, create_interaction, get_interaction, cancel_interaction, delete_interaction]
+HANDLERS = [
+    item_options,
+    collection_options,
+    create_interaction,
+    get_interaction,
+    cancel_interaction,
+    delete_interaction,
+]

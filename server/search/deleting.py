@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from typing import Any
 
 import msgspec
 
@@ -46,9 +47,9 @@ class PurgeCount(Wire):
 class Operation(Wire):
     name: str
     done: bool
-    metadata: dict[str, object]
-    response: dict[str, object] | None = None
-    error: dict[str, object] | None = None
+    metadata: dict[str, Any]
+    response: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
 
 
 _OPERATION_PREFIX = "operations/"
@@ -146,7 +147,7 @@ def _turns(root: str) -> Query:
 
 
 def _operation(deletion_id: str, progress: Progress) -> Operation:
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "state": progress.state,
         "filter": msgspec.json.decode(progress.filter),
         "match_count": progress.matched,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from typing import Annotated
 
 import msgspec
 
@@ -14,20 +15,27 @@ from ..protocol import status as st
 from ..store import search_tags
 from ..store.search import Query
 
+#: a value a filter compares with: never empty (a query parameter left empty is no filter)
+Given = Annotated[str, msgspec.Meta(min_length=1)]
+#: one or more of the statuses, comma-separated
+STATUS_PATTERN = "^({0})(,({0}))*$".format("|".join(sorted(st.ALL)))
+Statuses = Annotated[str, msgspec.Meta(pattern=STATUS_PATTERN)]
+Moment = Annotated[str, msgspec.Meta(min_length=1, extra_json_schema={"format": "date-time"})]
+
 
 class Filter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """Every field narrows the match; all of them together are ANDed."""
 
     #: each label must be there with this value
-    labels: dict[str, str] = {}
+    labels: dict[Given, str] = {}
     #: one of these statuses, comma-separated (as clients see them: `cancelled` covers a cancel under way)
-    status: str | None = None
-    model: str | None = None
-    agent: str | None = None
+    status: Statuses | None = None
+    model: Given | None = None
+    agent: Given | None = None
     #: RFC 3339: created at or after it
-    created_after: str | None = None
+    created_after: Moment | None = None
     #: RFC 3339: created before it
-    created_before: str | None = None
+    created_before: Moment | None = None
     #: only the first turn of each conversation
     roots_only: bool = False
 
@@ -35,7 +43,6 @@ class Filter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defa
         return self == Filter()
 
 
-_LABEL_PREFIX = "labels."
 _KNOWN = {"status", "model", "agent", "created_after", "created_before", "roots_only"}
 
 
@@ -45,9 +52,12 @@ def from_query(params: Mapping[str, str], ignored: set[str]) -> Filter:
     labels: dict[str, str] = {}
     values: dict[str, str] = {}
     for name, value in params.items():
-        if name.startswith(_LABEL_PREFIX) and len(name) > len(_LABEL_PREFIX):
-            labels[name[len(_LABEL_PREFIX) :]] = value
+        label = _label(name)
+        if label:
+            labels[label] = value
         elif name in _KNOWN:
+            if not value and name != "roots_only":
+                raise InvalidArgument("is empty (leave the parameter out to match any)", name)
             values[name] = value
         elif name not in ignored:
             raise InvalidArgument(
@@ -56,9 +66,16 @@ def from_query(params: Mapping[str, str], ignored: set[str]) -> Filter:
     roots_only = values.pop("roots_only", "false").lower()
     if roots_only not in ("true", "false", "1", "0", ""):
         raise InvalidArgument(f"Expected true or false, got {roots_only[:32]!r}", "roots_only")
-    return Filter(
-        labels=labels, roots_only=roots_only in ("true", "1"), **{k: v or None for k, v in values.items()}
-    )
+    return Filter(labels=labels, roots_only=roots_only in ("true", "1"), **values)
+
+
+def _label(name: str) -> str | None:
+    """The label key of a parameter `labels.<key>` (or OpenAPI's deepObject form, `labels[<key>]`)."""
+    if name.startswith("labels.") and len(name) > len("labels."):
+        return name[len("labels.") :]
+    if name.startswith("labels[") and name.endswith("]") and len(name) > len("labels[]"):
+        return name[len("labels[") : -1]
+    return None
 
 
 def to_query(given: Filter) -> Query:

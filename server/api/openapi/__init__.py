@@ -21,6 +21,9 @@ from .models import model_paths, model_schemas
 from .parameters import HEADERS
 from .paths import interaction_paths, metrics_path, service_paths
 from .schemas import schemas
+from .search import TAG as SEARCH_TAG
+from .search import TAG_VERTEX as SEARCH_TAG_VERTEX
+from .search import search_paths, search_schemas
 from .webhooks import TAG, TAG_VERTEX, webhook_paths, webhook_schemas
 
 _SECURITY_SCHEMES: Json = {
@@ -66,13 +69,19 @@ def build(metrics: bool = False) -> bytes:
             {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
             {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {
+                "name": SEARCH_TAG,
+                "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
+                "Google's API",
+            },
+            {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+            {
                 "name": "Service",
                 "description": "Probes, this documentation and the metrics scrape; no API key needed",
             },
         ],
         "security": [{name: []} for name in _SECURITY_SCHEMES],
         "paths": {
-            **interaction_paths(),
+            **_joined(interaction_paths(), search_paths()),
             **webhook_paths(),
             **agent_paths(),
             **model_paths(),
@@ -80,12 +89,26 @@ def build(metrics: bool = False) -> bytes:
             **(metrics_path() if metrics else {}),
         },
         "components": {
-            "schemas": {**schemas(), **webhook_schemas(), **agent_schemas(), **model_schemas()},
+            "schemas": {
+                **schemas(),
+                **webhook_schemas(),
+                **agent_schemas(),
+                **model_schemas(),
+                **search_schemas(),
+            },
             "headers": HEADERS,
             "securitySchemes": _SECURITY_SCHEMES,
         },
     }
     return msgspec.json.encode(document)
+
+
+def _joined(paths: Json, more: Json) -> Json:
+    """`paths` with `more`'s operations added, to its path items where both have the path."""
+    joined = {path: dict(item) for path, item in paths.items()}
+    for path, item in more.items():
+        joined.setdefault(path, {}).update(item)
+    return joined
 
 
 @get(["/openapi.json", "/schema/openapi.json"])
