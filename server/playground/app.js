@@ -114,8 +114,15 @@ async function run(start, background) {
 async function settle() {
   const id = conversation.active && conversation.active.id;
   conversation.active = null;
+  if (!id) {
+    // refused before it started (the error says why): the turn goes back to the prompt, to retry
+    const [turn] = conversation.messages.splice(-2, 2);
+    if (turn) $("prompt").value = turn.text;
+    save();
+    renderMessages();
+    return;
+  }
   save();
-  if (!id) return;
   try {
     const interaction = await api.get(id);
     setStatus(interaction.status, id);

@@ -180,4 +180,7 @@ async def test_errors_of_the_api_are_shown(page: Page, shots: Shots, http: httpx
     await send(page, "continue a deleted one")
     await expect(page.locator("#error")).to_be_visible()
     await expect(page.locator("#error-text")).to_contain_text("404 NOT_FOUND")
+    # the refused turn is back in the prompt, not left as an empty answer
+    await expect(page.locator("#prompt")).to_have_value("continue a deleted one")
+    await expect(page.locator("[data-testid=msg-model]")).to_have_count(1)
     await shots.take(page, "error")
