@@ -1,7 +1,7 @@
 """The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
-cost), 10 (issue 13: what metrics and the access log cost) and 11 (issue 14: webhook delivery), in the form
-of tables.py: each section takes
-a run's results and returns its lines, or none when the scenario did not run or broke."""
+cost), 10 (issue 13: what metrics and the access log cost), 11 (issue 14: webhook delivery) and 12 (issue 16:
+the list in a small and a large tenant), in the form of tables.py: each section takes a run's results and
+returns its lines, or none when the scenario did not run or broke."""
 
 from __future__ import annotations
 
@@ -269,10 +269,87 @@ def webhooks_section(results: dict[str, Any]) -> Section:
     return [heading, "", *table(header, rows), note, ""]
 
 
+# -- 12. the list ----------------------------------------------------------------------------------------
+
+
+def _list_row(query: str, tenant: str, d: dict[str, Any], row: dict[str, Any], size: int) -> Row:
+    large = tenant == "large"
+    return [
+        query.replace("_", " "),
+        f"{size:,}",
+        d["items_per_page"],
+        d["p50_ms"],
+        d["p99_ms"],
+        row["p50_large_vs_small"] if large else "1.00",
+        row["p99_large_vs_small"] if large else "1.00",
+        d["redis_commands_per_request"],
+        d["server_cpu_ms_per_request"],
+        d["redis_cpu_ms_per_request"],
+        d["errors"],
+    ]
+
+
+def _list_create_note(listing: dict[str, Any]) -> str:
+    """Redis commands per create without labels and with two, and the commands the labels add."""
+    plain, labelled = listing["create"]["no_labels"], listing["create"]["two_labels"]
+    added = ", ".join(
+        f"{name} +{fmt(n - plain['redis_commands'].get(name, 0.0))}"
+        for name, n in labelled["redis_commands"].items()
+        if n - plain["redis_commands"].get(name, 0.0) >= 0.5
+    )
+    return (
+        f"A create (stored, `echo`, one after the other, {plain['creates']} each): "
+        f"{fmt(plain['redis_commands_per_create'])} Redis commands without labels, "
+        f"{fmt(labelled['redis_commands_per_create'])} with two (p50 {fmt(plain['latency']['p50_ms'])} and "
+        f"{fmt(labelled['latency']['p50_ms'])} ms): the two labels' indexes add "
+        f"{fmt(listing['commands_added_by_two_labels'])} ({added})."
+    )
+
+
+def list_section(results: dict[str, Any]) -> Section:
+    listing = results.get("list")
+    if not (isinstance(listing, dict) and listing.get("by_query")):
+        return []
+    sizes = listing["tenant_sizes"]
+    heading = (
+        f"### 12. the list: a page in a tenant of {sizes['small']:,} interactions and in one of "
+        f"{sizes['large']:,} (c{listing['connections']}, tenants taking turns, {listing['rounds']} rounds)"
+    )
+    header = [
+        "query",
+        "tenant",
+        "items",
+        "p50 ms",
+        "p99 ms",
+        f"p50 {X} small",
+        f"p99 {X} small",
+        "Redis cmds/request",
+        "server CPU ms/req",
+        "Redis CPU ms/req",
+        "errors",
+    ]
+    rows = [
+        _list_row(query, tenant, row[tenant], row, sizes[tenant])
+        for query, row in listing["by_query"].items()
+        for tenant in ("small", "large")
+    ]
+    queries = "; ".join(
+        f"{q.replace('_', ' ')} `{row['path'].split('?', 1)[1]}`" for q, row in listing["by_query"].items()
+    )
+    note = (
+        f"Queries: {queries}. Seeded through the API ({fmt(listing['seed_seconds'])} s, "
+        f"{fmt(listing['seed_per_s'])} creates/s), each with labels `user` (one of {listing['users']}) and "
+        f"`bench`, {listing['rare']} of each tenant's with `rare=yes`; load average at the end "
+        f"{listing['load_average']}."
+    )
+    return [heading, "", *table(header, rows), note, "", _list_create_note(listing), ""]
+
+
 #: in the order of the report, after tables.SECTIONS
 SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
     upstream_section,
     idle_workers_section,
     observability_section,
     webhooks_section,
+    list_section,
 )

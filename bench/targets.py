@@ -1,4 +1,4 @@
-"""The targets of issues 6, 12, 13 and 14, met or missed, read from a run's results.
+"""The targets of issues 6, 12, 13, 14 and 16, met or missed, read from a run's results.
 
 Each scenario's targets come from its own function, in the order the Targets table lists them; a scenario
 that did not run (or broke) still gets its rows, measured as None ("not measured"), so that a run's table
@@ -241,6 +241,25 @@ def _webhooks(results: dict[str, Any]) -> list[Target]:
     return out
 
 
+def _list(results: dict[str, Any]) -> list[Target]:
+    """12: each query's p50 in the large tenant over the small one's (issue 16: a page's cost does not grow
+    with the tenant's size); the p99 ratio and the Redis commands per request beside."""
+    listing = get(results, "list") or {}
+    sizes = listing.get("tenant_sizes") or {}
+    out: list[Target] = []
+    for name, row in (get(listing, "by_query") or {"first_page": {}}).items():
+        small, large = row.get("small") or {}, row.get("large") or {}
+        detail = (
+            f"p50 {large.get('p50_ms')} vs {small.get('p50_ms')} ms, p99 {row.get('p99_large_vs_small')}{X}; "
+            f"Redis commands {large.get('redis_commands_per_request')} vs "
+            f"{small.get('redis_commands_per_request')}"
+        )
+        label = f"list {name.replace('_', ' ')}: p50 in {sizes.get('large', 20_000):,} interactions vs in "
+        label += f"{sizes.get('small', 1000):,}"
+        out.append(_target("12", label, row.get("p50_large_vs_small"), "<=", 1.5, X, detail))
+    return out
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -254,6 +273,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _idle_workers,
     _observability,
     _webhooks,
+    _list,
 )
 
 

@@ -1,12 +1,13 @@
-"""The seven scenarios of issue 6, the two of issue 12, the one of issue 13 and the one of issue 14, each
-measured beside a baseline taken in the same run.
+"""The seven scenarios of issue 6, the two of issue 12, the one of issue 13, the one of issue 14 and the one
+of issue 16, each measured beside a baseline taken in the same run.
 
 Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
 that goes into bench/results/latest.json; bench/targets.py, bench/tables.py and bench/cost_tables.py turn
 those into the targets and the tables. One module per kind of measurement: create.py (1, 2: wrk on create),
 background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7),
 upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers), observe.py
-(10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver).
+(10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver),
+listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .background import background_pickup, cancel_latency
 from .common import Bench
 from .create import chain_depth, create_throughput
 from .idle import idle_workers
+from .listing import list_cost
 from .many import many_streams
 from .memory import redis_memory
 from .observe import observability_cost
@@ -40,4 +42,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "idle_workers": idle_workers,
     "observability": observability_cost,
     "webhooks": webhook_delivery,
+    "list": list_cost,
 }

@@ -49,6 +49,10 @@ class Plan:
     #: scenario 10: rounds of one wrk run (seconds each) per server, metrics and access log on and off
     cost_rounds: int
     cost_seconds: float
+    #: scenario 12: interactions seeded in the small and the large tenant, list requests per query and tenant
+    list_small: int
+    list_large: int
+    list_requests: int
 
     @classmethod
     def full(cls) -> Plan:
@@ -90,6 +94,9 @@ class Plan:
             # full run, while a profile puts metrics and the access log at 3-4% of the web process's samples
             cost_rounds=6,
             cost_seconds=2,
+            list_small=1000,
+            list_large=20_000,
+            list_requests=300,
         )
 
     @classmethod
@@ -128,4 +135,8 @@ class Plan:
             idle_pickup_samples=30,
             cost_rounds=1,
             cost_seconds=1,
+            # the budget query reads all of a tenant below PAGE_BUDGET (1,000): the ratio means little here
+            list_small=200,
+            list_large=2000,
+            list_requests=60,
         )
