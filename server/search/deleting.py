@@ -71,7 +71,7 @@ class Purges:
             raise InvalidArgument(
                 "give at least one field: an empty filter would delete everything", "filter"
             )
-        query = to_query(body.filter)
+        query = to_query(body.filter, "filter.")
         if not body.force:
             return await self.count(tenant, query)
         deletion_id = "purge_" + secrets.token_urlsafe(12)

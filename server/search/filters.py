@@ -78,27 +78,28 @@ def _label(name: str) -> str | None:
     return None
 
 
-def to_query(given: Filter) -> Query:
-    after = _moment(given.created_after, "created_after")
-    before = _moment(given.created_before, "created_before")
+def to_query(given: Filter, field_prefix: str = "") -> Query:
+    """`field_prefix`: where the filter is in the request, for the errors' field names (`filter.`)."""
+    after = _moment(given.created_after, field_prefix + "created_after")
+    before = _moment(given.created_before, field_prefix + "created_before")
     return Query(
         tags=search_tags.wanted(
             labels=given.labels, model=given.model, agent=given.agent, roots_only=given.roots_only
         ),
-        statuses=_states(given.status),
+        statuses=_states(given.status, field_prefix + "status"),
         after_ms=after,
         before_ms=None if before is None else before - 1,
     )
 
 
-def _states(raw: str | None) -> frozenset[str]:
+def _states(raw: str | None, field: str) -> frozenset[str]:
     """The lifecycle states of the statuses asked for: `cancelled` is also a cancel under way."""
     if not raw:
         return frozenset()
     states: set[str] = set()
     for name in (part.strip() for part in raw.split(",")):
         if name not in st.ALL:
-            raise InvalidArgument(f"{name[:32]!r} is not a status ({', '.join(sorted(st.ALL))})", "status")
+            raise InvalidArgument(f"{name[:32]!r} is not a status ({', '.join(sorted(st.ALL))})", field)
         states.add(name)
         if name == st.CANCELLED:
             states.add(lifecycle.CANCELLING)

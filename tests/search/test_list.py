@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
 
 from server.store import keys, search_tags
+from server.store.search import PAGE_BUDGET
 
 from ..support import TOPOLOGIES, Stack, StackSpec, new_key, running_stacks
 from ..waiting import until
@@ -190,3 +192,15 @@ def test_the_list_removes_ids_of_expired_interactions_it_meets(
     assert tenant.ids(**{"labels.user": "u1"}) == [fresh]
     label_index = keys.search_index(tenant_id, search_tags.label_tag("user", "u1"))
     assert store.zrange(label_index, 0, -1) == [fresh.encode()]
+
+
+def test_a_sparse_filter_answers_short_pages_that_go_on(tenant: Tenant) -> None:
+    """A page reads at most PAGE_BUDGET ids: a status no index narrows, under more than that many newer
+    interactions, comes after an empty page that still has a next_page_token."""
+    old = tenant.turn("word " * 400, model="echo-slow", background=True)
+    tenant.sdk.interactions.cancel(id=old)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda n: tenant.turn(f"newer {n}"), range(PAGE_BUDGET + 20)))
+    first = tenant.listed(status="cancelled")
+    assert first["interactions"] == [] and first["next_page_token"]
+    assert tenant.ids(status="cancelled") == [old]

@@ -133,10 +133,10 @@ def test_tenants_purge_only_their_own(stack: Stack, tenants: Callable[[Stack], T
     [
         ({}, "filter"),
         ({"filter": {}}, "filter"),
-        ({"filter": {"status": "gone"}}, "status"),
+        ({"filter": {"status": "gone"}}, "filter.status"),
         ({"filter": {"user": "u1"}}, "filter"),
         ({"filter": {"labels": {"user": 1}}}, "filter.labels[...]"),
-        ({"filter": {"created_after": "now"}}, "created_after"),
+        ({"filter": {"created_after": "now"}}, "filter.created_after"),
         ({"filter": {"labels": {"user": "u1"}}, "force": "yes"}, "force"),
     ],
 )

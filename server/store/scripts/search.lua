@@ -11,7 +11,7 @@
 -- Returns {{id, status, field values..., id, ...}, where the next page starts: 'ms id', '' at the end}.
 local prefix, statuses = ARGV[1], ARGV[3]
 local limit, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
-local fields = {'status', 'ix'}
+local fields = {}
 for i = 9, #ARGV do fields[#fields + 1] = ARGV[i] end
 
 local tags, driver, smallest = {}, nil, nil
@@ -45,14 +45,17 @@ while true do
       moved = true
       looked = looked + 1
       top, after, offset = score, id, 0
-      local f = redis.call('HMGET', prefix .. id, unpack(fields))
+      -- the status and tags first: the blobs only of a match
+      local f = redis.call('HMGET', prefix .. id, 'status', 'ix')
       if not f[1] then
         redis.call('ZREM', key, id)
       elseif matches(f) then
         count = count + 1
         found[#found + 1] = id
         found[#found + 1] = f[1]
-        for j = 3, #f do found[#found + 1] = f[j] or false end
+        for _, value in ipairs(redis.call('HMGET', prefix .. id, unpack(fields))) do
+          found[#found + 1] = value
+        end
       end
       if count >= limit or looked >= budget then return {found, top .. ' ' .. after} end
     end
