@@ -65,6 +65,10 @@ async def page(browser: Browser, playground: Stack, api_key: str) -> AsyncIterat
     opened = await context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
+    # the page works offline: it loads and calls nothing but its own server
+    elsewhere: list[str] = []
+    own = playground.url + "/"
+    opened.on("request", lambda r: None if r.url.startswith(own) else elsewhere.append(r.url))
     try:
         await opened.goto("/playground")
         await opened.fill("#api-key", api_key)
@@ -72,6 +76,7 @@ async def page(browser: Browser, playground: Stack, api_key: str) -> AsyncIterat
         await expect(opened.locator("#model option[value=echo]")).to_have_count(1)
         yield opened
         assert not errors, errors
+        assert not elsewhere, elsewhere
     finally:
         await context.close()
 
