@@ -154,7 +154,7 @@ def test_the_readme_tour_passes_against_make_run(launched: Launched) -> None:
 
 
 def test_the_readme_curl_example_answers(launched: Launched) -> None:
-    command = readme_block("sh", "curl -s").replace("http://127.0.0.1:8000", launched.url)
+    command = readme_block("sh", '"input": "Hello there"').replace("http://127.0.0.1:8000", launched.url)
     result = run(["bash", "-c", command], env=dict(os.environ))
     assert result.returncode == 0, result.stderr
     reply = httpx.Response(200, content=result.stdout).json()
