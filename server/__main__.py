@@ -25,7 +25,6 @@ from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
 from granian.http import HTTP1Settings
 from granian.log import LogLevels
-from redis import Redis as SyncRedis
 from redis.exceptions import RedisError
 
 from . import settings as settings_module
@@ -187,7 +186,7 @@ def start_metrics(settings: Settings, embedded: bool) -> tuple[tuple[Path, bool]
     if not settings.metrics.port:
         return directory, None
     redis_url, queue = os.environ["REDIS_URL"], settings.worker.queue_name
-    client = SyncRedis.from_url(redis_url, socket_timeout=settings.store.redis_timeout_seconds)
+    client = connection.sync_client(redis_url, settings.store.redis_timeout_seconds)
 
     def depth() -> int | None:
         try:

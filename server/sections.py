@@ -75,6 +75,11 @@ class StoreSettings(Section):
     #: the longest any Redis command may take (blocking reads: their block time plus this); past it the
     #: request answers 503 UNAVAILABLE instead of waiting on a Redis that hangs
     redis_timeout_seconds: PositiveFloat = 2.0
+    #: replicas that must have every write of a script before it counts as done (Redis WAIT), so that a
+    #: failover loses nothing acknowledged; 0: Redis's asynchronous replication alone (README, "Sentinel")
+    replica_acks: NonNegativeInt = 0
+    #: the longest a script waits for them; past it the write stands, with a warning
+    replica_ack_timeout_ms: PositiveInt = 500
 
 
 class RunnerSettings(Section):

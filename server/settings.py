@@ -197,7 +197,7 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 #: variables whose values are names, taken in any case (LOG_LEVEL=DEBUG as much as debug)
 _ANY_CASE = frozenset({"LOG_FORMAT", "LOG_LEVEL"})
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://")
 
 
 def _apply_environment(server: ServerToml, env: Mapping[str, str]) -> ServerToml:
@@ -236,7 +236,7 @@ def _redis_url(env: Mapping[str, str]) -> str | None:
     if url is not None and not url.startswith(_REDIS_SCHEMES):
         # the value is not repeated: a Redis URL often carries a password
         raise ConfigError(
-            "environment variable REDIS_URL: expected a URL starting with redis://, rediss:// or unix://"
+            "environment variable REDIS_URL: expected redis://, rediss://, unix:// or redis+sentinel://"
         )
     return url
 

@@ -314,7 +314,7 @@ def test_the_file_is_checked_before_the_variables(tmp_path: Path) -> None:
 
 def test_redis_url_needs_a_redis_scheme() -> None:
     message = load_error({"REDIS_URL": "user:password@localhost:6379"})
-    assert message.startswith("environment variable REDIS_URL: expected a URL starting with redis://")
+    assert message.startswith("environment variable REDIS_URL: expected redis://")
     assert "password" not in message
     assert settings.load({"REDIS_URL": ""}).redis_url is None
 

@@ -15,10 +15,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 from arq.connections import ArqRedis
+from redis import Redis as SyncRedis
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import RedisError
+from redis.sentinel import Sentinel as SyncSentinel
 
-SCHEMES = ("redis", "rediss", "unix")
+SENTINEL_SCHEME = "redis+sentinel"
+SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
+#: the port of a Sentinel named without one
+SENTINEL_PORT = 26379
 
 #: connections that may block at once (followed streams, cancel waits) in one process
 _BLOCKING_CONNECTIONS = 2000
@@ -74,9 +80,21 @@ class RedisUnavailable(ConnectionError):
     """Redis did not answer at start; the message names where it was looked for."""
 
 
+class SentinelService(msgspec.Struct, frozen=True):
+    """`redis+sentinel://[:password@]host[:port][,host[:port]...]/service[/db]`: where Redis Sentinel
+    runs and the name of the primary it watches (the password is the primary's, and its replicas')."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    service: str
+    db: int = 0
+    password: str | None = None
+
+
 class RedisTarget(msgspec.Struct, frozen=True):
     url: str
     unix: bool
+    #: set for a Sentinel URL: the clients ask the Sentinels for the primary, and again after a failover
+    sentinel: SentinelService | None = None
 
     @property
     def shown(self) -> str:
@@ -97,12 +115,49 @@ def parse(url: str) -> RedisTarget:
         )
     if scheme == "unix" and not urlsplit(url).path:
         raise RedisUrlError(f"REDIS_URL: {url!r} names no socket path")
+    if scheme == SENTINEL_SCHEME:
+        return RedisTarget(url=url, unix=False, sentinel=_sentinel_service(url))
     return RedisTarget(url=url, unix=scheme == "unix")
+
+
+_SENTINEL_SYNTAX = "redis+sentinel://[:password@]host:26379,host:26379/service[/db]"
+
+
+def _sentinel_service(url: str) -> SentinelService:
+    parts = urlsplit(url)
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    password = userinfo.partition(":")[2] or None if userinfo else None
+    sentinels = []
+    for host in filter(None, hosts.split(",")):
+        name, _, port = host.rpartition(":") if ":" in host else (host, "", "")
+        if not name or (port and not port.isdigit()):
+            raise RedisUrlError(f"REDIS_URL: {host!r} is not host or host:port ({_SENTINEL_SYNTAX})")
+        sentinels.append((name, int(port or SENTINEL_PORT)))
+    path = [part for part in parts.path.split("/") if part]
+    if not sentinels or not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+        raise RedisUrlError(f"REDIS_URL: {_redact(url)!r} is not a Sentinel URL ({_SENTINEL_SYNTAX})")
+    return SentinelService(
+        sentinels=tuple(sentinels),
+        service=path[0],
+        db=int(path[1]) if len(path) == 2 else 0,
+        password=password,
+    )
+
+
+def _redact(url: str) -> str:
+    return RedisTarget(url=url, unix=False).shown
+
+
+class SentinelBlockingPool(SentinelConnectionPool, BlockingConnectionPool):
+    """redis-py's Sentinel pool (its connections ask the Sentinels where the primary is, and a failover's
+    connection errors send them to ask again), waiting for a free connection as our other pools do."""
 
 
 def _pool(
     target: RedisTarget, size: int, *, wait: float, connect: float, read: float
 ) -> BlockingConnectionPool:
+    if target.sentinel is not None:
+        return _sentinel_pool(target.sentinel, size, wait=wait, connect=connect, read=read)
     return BlockingConnectionPool.from_url(
         target.url,
         max_connections=size,
@@ -111,6 +166,25 @@ def _pool(
         socket_timeout=read,
         # TCP only: redis-py refuses it on a unix socket
         **({} if target.unix else {"socket_keepalive": True}),
+    )
+
+
+def _sentinel_pool(
+    service: SentinelService, size: int, *, wait: float, connect: float, read: float
+) -> BlockingConnectionPool:
+    timeouts = {"socket_timeout": connect, "socket_connect_timeout": connect}
+    # redis-py leaves its Sentinel classes untyped
+    manager = Sentinel(list(service.sentinels), sentinel_kwargs=timeouts, **timeouts)  # type: ignore[no-untyped-call]
+    return SentinelBlockingPool(  # type: ignore[no-untyped-call]
+        service.service,
+        manager,
+        max_connections=size,
+        timeout=wait,
+        socket_connect_timeout=connect,
+        socket_timeout=read,
+        socket_keepalive=True,
+        db=service.db,
+        password=service.password,
     )
 
 
@@ -142,6 +216,18 @@ def build(
     )
     blocking.bound = read
     return commands, blocking
+
+
+def sync_client(url: str, timeout: float) -> SyncRedis:
+    """A blocking client of `url` (a Sentinel URL's follows the primary), for a thread of its own."""
+    service = parse(url).sentinel
+    if service is None:
+        return SyncRedis.from_url(url, socket_timeout=timeout)
+    manager = SyncSentinel(list(service.sentinels), socket_timeout=timeout)  # type: ignore[no-untyped-call]
+    client: SyncRedis = manager.master_for(  # type: ignore[no-untyped-call]
+        service.service, socket_timeout=timeout, db=service.db, password=service.password
+    )
+    return client
 
 
 async def ping(target: RedisTarget, *clients: Redis, attempts: int = 10, delay: float = 0.5) -> None:

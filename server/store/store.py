@@ -35,7 +35,7 @@ from .idempotency import IdempotencyKeys
 from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
 from .runs import Runs
-from .scripts import Scripts
+from .scripts import ReplicaAcks, Scripts
 from .search import Search
 from .signing_keys import SigningKeys
 from .webhook_outcomes import WebhookOutcomes
@@ -49,13 +49,16 @@ class Store:
         self.redis = redis
         #: reads that block (a followed log, a cancel's acknowledgement)
         self.blocking = blocking
-        url, timeout = settings.redis_url or "", settings.store.redis_timeout_seconds
-        #: the scripts' pipelined connections; it connects on first use
-        self.direct = (
-            DirectRedis(url, bound=timeout, connect_timeout=timeout) if DirectRedis.supports(url) else None
-        )
-        scripts = Scripts(redis, self.direct)
         store, runner = settings.store, settings.runner
+        url, timeout = settings.redis_url or "", store.redis_timeout_seconds
+        acks = ReplicaAcks(store.replica_acks, store.replica_ack_timeout_ms) if store.replica_acks else None
+        #: the scripts' pipelined connections (none when they wait for replicas); it connects on first use
+        self.direct = (
+            DirectRedis(url, bound=timeout, connect_timeout=timeout)
+            if DirectRedis.supports(url) and acks is None
+            else None
+        )
+        scripts = Scripts(redis, self.direct, acks)
         queue = settings.worker.queue_name
         self.interactions = Interactions(redis, scripts, store, runner, queue)
         self.runs = Runs(redis, blocking, scripts, store, runner, queue)

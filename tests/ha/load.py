@@ -1,0 +1,89 @@
+"""Traffic for a failover test, on loopback and bounded in time: threads creating interactions, and a
+reader following one stream, resuming it after every cut, each recording what it saw."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+
+from ..sse import events
+
+PATH = "/v1beta/interactions"
+#: a request that takes longer than this has hung (every Redis command is bounded by 2 s)
+REQUEST_TIMEOUT = 10.0
+TERMINAL = ("interaction.completed", "error")
+
+
+class Creator(threading.Thread):
+    """Creates interactions one after the other until stopped: the ids acknowledged (200) and every
+    failure (status or exception, how long it took)."""
+
+    def __init__(self, base_url: str, api_key: str, body: dict[str, Any], pause: float = 0.0) -> None:
+        super().__init__(daemon=True)
+        self.client = httpx.Client(
+            base_url=base_url, headers={"x-goog-api-key": api_key}, timeout=REQUEST_TIMEOUT
+        )
+        self.body, self.pause = body, pause
+        self.acked: list[tuple[float, str]] = []
+        self.failed: list[tuple[float, str, float]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            try:
+                reply = self.client.post(PATH, json=self.body)
+                outcome = str(reply.status_code)
+                if reply.status_code == 200:
+                    self.acked.append((time.monotonic(), reply.json()["id"]))
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            if outcome != "200":
+                self.failed.append((started, outcome, time.monotonic() - started))
+            time.sleep(self.pause)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=REQUEST_TIMEOUT + 5)
+        self.client.close()
+
+
+class Follower(threading.Thread):
+    """Follows one interaction's stream to its end, resuming with last_event_id after every cut: the event
+    ids in the order seen, and how many times it resumed."""
+
+    def __init__(self, base_url: str, api_key: str, interaction_id: str, within: float) -> None:
+        super().__init__(daemon=True)
+        self.client = httpx.Client(
+            base_url=base_url, headers={"x-goog-api-key": api_key}, timeout=REQUEST_TIMEOUT
+        )
+        self.item = f"{PATH}/{interaction_id}"
+        self.deadline = time.monotonic() + within
+        self.seen: list[str] = []
+        self.last_type = ""
+        self.resumed = 0
+        self.cuts: list[dict[str, Any]] = []
+
+    def run(self) -> None:
+        while self.last_type not in TERMINAL and time.monotonic() < self.deadline:
+            params = {"stream": "true", **({"last_event_id": self.seen[-1]} if self.seen else {})}
+            try:
+                with self.client.stream("GET", self.item, params=params) as response:
+                    if response.status_code != 200:
+                        time.sleep(0.2)
+                        continue
+                    for event in events(response):
+                        if "event_id" not in event:
+                            # the server's word that the stream is cut (Redis went away): resume it
+                            self.cuts.append(event)
+                            break
+                        self.seen.append(event["event_id"])
+                        self.last_type = event["event_type"]
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            if self.last_type not in TERMINAL:
+                self.resumed += 1
+        self.client.close()
