@@ -40,6 +40,8 @@ class Group:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._spawn("replica", [
             "--port", str(self.replica_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            # the copy a replica takes of the primary is written to its directory, not the caller's
+            "--dir", str(self.workdir),
             "--replicaof", "127.0.0.1", str(self.primary_port),
         ])  # fmt: skip
         replica = redis.Redis(host="127.0.0.1", port=self.replica_port)
