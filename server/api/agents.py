@@ -17,8 +17,8 @@ from litestar import Request, Response, delete, get, post, route
 from litestar.enums import HttpMethod
 
 from ..agents.wire import CreateAgent
-from ..protocol.codec import convert, decode_json, json_encoder
-from .body import read_body
+from ..protocol.codec import json_encoder
+from .body import read_struct
 from .interactions import _BASES, _state
 
 COLLECTION = [f"{base}/agents" for base in _BASES]
@@ -40,9 +40,7 @@ def _query(request: Request[Any, Any, Any], name: str, alias: str) -> str | None
 async def create_agent(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    http = state.settings.http
-    raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
-    body = convert(decode_json(raw) if raw.strip() else {}, CreateAgent)
+    body = await read_struct(request, state.settings.http, CreateAgent)
     return _json(await state.agents.create(tenant, body))
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
-from ..protocol.codec import convert, decode_json, json_encoder
+from ..protocol.codec import json_encoder
 from ..search import filters
 from ..search.deleting import PurgeRequest
-from .body import read_body
+from .body import read_struct
 from .errors import ApiError
 from .interactions import _BASES, COLLECTION, _flag, _state
 
@@ -54,9 +54,7 @@ async def list_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def purge_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    http = state.settings.http
-    raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
-    body = convert(decode_json(raw) if raw.strip() else {}, PurgeRequest)
+    body = await read_struct(request, state.settings.http, PurgeRequest)
     return _json(await state.purges.request(tenant, body))
 
 

@@ -24,9 +24,9 @@ from litestar import Request, Response, delete, get, patch, post, route
 from litestar.enums import HttpMethod
 
 from ..errors import WebhookNotFound
-from ..protocol.codec import convert, decode_json, json_encoder
+from ..protocol.codec import json_encoder
 from ..webhooks.wire import CreateWebhook, Deliveries, RotateSigningSecret, UpdateWebhook
-from .body import read_body
+from .body import read_struct
 from .errors import ApiError
 from .interactions import _BASES, _state
 from .state import AppState
@@ -47,13 +47,6 @@ def _json(value: Any) -> Response[bytes]:
 
 def _empty() -> Response[bytes]:
     return Response(content=b"{}", status_code=200, media_type="application/json")
-
-
-async def _body(request: Request[Any, Any, Any], state: AppState, tp: type[T]) -> T:
-    """The JSON body as `tp` (an empty body is `{}`), with a 400 naming a bad field."""
-    http = state.settings.http
-    raw = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
-    return convert(decode_json(raw) if raw.strip() else {}, tp)
 
 
 #: what the item path answers: `{id}` plain, or with a custom method's verb (`{id}:ping`)
@@ -80,7 +73,7 @@ def _query(request: Request[Any, Any, Any], name: str, alias: str | None = None)
 async def create_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
-    body = await _body(request, state, CreateWebhook)
+    body = await read_struct(request, state.settings.http, CreateWebhook)
     return _json(await state.webhooks.create(tenant, body))
 
 
@@ -104,7 +97,7 @@ async def update_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     state = _state(request)
     tenant = state.auth.tenant(request)
     webhook_id = _item_id(request)
-    body = await _body(request, state, UpdateWebhook)
+    body = await read_struct(request, state.settings.http, UpdateWebhook)
     mask = _query(request, "update_mask", "updateMask")
     return _json(await state.webhooks.update(tenant, webhook_id, body, mask))
 
@@ -129,13 +122,13 @@ async def webhook_method(request: Request[Any, Any, Any]) -> Response[bytes]:
             405, "POST is not allowed on a webhook (its custom methods are)", {"Allow": _ITEM_ALLOW}
         )
     if verb == "ping":
-        await _body(request, state, dict[str, Any])
+        await read_struct(request, state.settings.http, dict[str, Any])
         # the webhook must exist; the delivery is queued, never sent from the request
         await state.webhooks.record(tenant, webhook_id)
         await state.webhook_events.ping(tenant, webhook_id)
         return _empty()
     if verb == "rotateSigningSecret":
-        body = await _body(request, state, RotateSigningSecret)
+        body = await read_struct(request, state.settings.http, RotateSigningSecret)
         return _json(await state.webhooks.rotate(tenant, webhook_id, body.revocation_behavior))
     raise WebhookNotFound(segment)
 

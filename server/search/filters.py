@@ -56,7 +56,7 @@ def from_query(params: Mapping[str, str], ignored: set[str]) -> Filter:
         if label:
             labels[label] = value
         elif name in _KNOWN:
-            if not value and name != "roots_only":
+            if not value:
                 raise InvalidArgument("is empty (leave the parameter out to match any)", name)
             values[name] = value
         elif name not in ignored:
@@ -64,7 +64,7 @@ def from_query(params: Mapping[str, str], ignored: set[str]) -> Filter:
                 "not a filter of this list (labels.<key>, " + ", ".join(sorted(_KNOWN)) + ")", name
             )
     roots_only = values.pop("roots_only", "false").lower()
-    if roots_only not in ("true", "false", "1", "0", ""):
+    if roots_only not in ("true", "false", "1", "0"):
         raise InvalidArgument(f"Expected true or false, got {roots_only[:32]!r}", "roots_only")
     return Filter(labels=labels, roots_only=roots_only in ("true", "1"), **values)
 

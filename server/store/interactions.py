@@ -21,7 +21,7 @@ from . import keys, search_tags
 from .commands import now_ms, text, typed
 from .jobs import event_job
 from .keys import Field
-from .records import decode_config, decode_output, decode_steps, encode
+from .records import RECORD_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
 
 _UNFINISHED = " ".join(sorted(lifecycle.UNFINISHED))
@@ -51,20 +51,6 @@ class Chain(msgspec.Struct, kw_only=True):
     expiry: str
     depth: int = 1
     root: str = ""
-
-
-_RECORD_FIELDS = (
-    Field.STATUS,
-    Field.CREATED,
-    Field.UPDATED,
-    Field.PREV,
-    Field.BACKGROUND,
-    Field.LOG,
-    Field.SEQ,
-    Field.CONFIG,
-    Field.INPUT,
-    Field.OUTPUT,
-)
 
 
 def _netstrings(values: list[Any]) -> bytes:
@@ -227,23 +213,10 @@ class Interactions:
         return history
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
-        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), _RECORD_FIELDS)
-        status, created, updated, prev, bg, log, seq, cfg, inp, out = values
-        if status is None or cfg is None:
+        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), RECORD_FIELDS)
+        if values[0] is None or values[7] is None:
             raise NotFound(interaction_id)
-        return Record(
-            id=interaction_id,
-            status=text(status),
-            created=text(created),
-            updated=text(updated),
-            previous_interaction_id=text(prev) if prev else None,
-            background=bg == b"1",
-            logged=log == b"1",
-            seq=int(seq or 0),
-            config=decode_config(cfg),
-            input_steps=decode_steps(inp),
-            output=decode_output(out),
-        )
+        return record_of(interaction_id, values)
 
     async def status(self, tenant: str, interaction_id: str) -> str | None:
         value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)

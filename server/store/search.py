@@ -12,24 +12,17 @@ from ..protocol.records import Record
 from . import keys
 from .commands import text
 from .keys import Field
-from .records import decode_config, decode_output, decode_steps
+from .records import RECORD_FIELDS, record_of
 from .scripts import Scripts
 
 #: the most ids one page reads before it answers (short, with a place to go on from): the page is one
 #: script, during which Redis serves no one else; a thousand ids took 11 ms of its CPU (bench "list")
 PAGE_BUDGET = 250
 
-_FIELDS = (
-    Field.CREATED,
-    Field.UPDATED,
-    Field.PREV,
-    Field.BACKGROUND,
-    Field.LOG,
-    Field.SEQ,
-    Field.CONFIG,
-    Field.OUTPUT,
-    Field.ROOT,
-)
+#: what a page returns of each match (the script adds its status first): a Record's fields, then its
+#: conversation; without input steps, a field no hash has stands for them (it reads as none)
+_FIELDS = (*RECORD_FIELDS[1:], Field.ROOT)
+_NO_INPUT = (*RECORD_FIELDS[1:8], "-", *RECORD_FIELDS[9:], Field.ROOT)
 
 
 class Query(msgspec.Struct, kw_only=True, frozen=True):
@@ -70,7 +63,7 @@ class Search:
         budget: int = PAGE_BUDGET,
     ) -> Page:
         """Up to `limit` matches, newest first, from `start` (a page's `next`; None: the newest)."""
-        fields = (*_FIELDS, Field.INPUT) if with_input else _FIELDS
+        fields = _FIELDS if with_input else _NO_INPUT
         top = _highest(query, start)
         result = await self.scripts.search(
             args=[
@@ -87,7 +80,7 @@ class Search:
         )
         rows, where = result
         width = 2 + len(fields)
-        found = [_found(rows[at : at + width], with_input) for at in range(0, len(rows), width)]
+        found = [_found(rows[at : at + width]) for at in range(0, len(rows), width)]
         return Page(found=found, next=_where(text(where)))
 
 
@@ -104,22 +97,10 @@ def _where(value: str) -> tuple[int, str] | None:
     return int(float(score)), item_id
 
 
-def _found(row: Sequence[Any], with_input: bool) -> Found:
-    interaction_id, status, created, updated, prev, bg, log, seq, cfg, out, root = row[:11]
-    record = Record(
-        id=text(interaction_id),
-        status=text(status),
-        created=text(created),
-        updated=text(updated),
-        previous_interaction_id=text(prev) if prev else None,
-        background=bg == b"1",
-        logged=log == b"1",
-        seq=int(seq or 0),
-        config=decode_config(cfg),
-        input_steps=decode_steps(row[11]) if with_input else [],
-        output=decode_output(out),
-    )
-    return Found(record=record, root=text(root) if root else record.id)
+def _found(row: Sequence[Any]) -> Found:
+    """A row of the script's: the id, then the record's fields, then its conversation's first id."""
+    interaction_id, root = text(row[0]), row[-1]
+    return Found(record=record_of(interaction_id, row[1:-1]), root=text(root) if root else interaction_id)
 
 
 def ids(found: Iterable[Found]) -> list[str]:

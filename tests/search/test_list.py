@@ -15,7 +15,7 @@ import redis
 from server.store import keys, search_tags
 from server.store.search import PAGE_BUDGET
 
-from ..support import TOPOLOGIES, Stack, StackSpec, new_key, running_stacks
+from ..support import TOPOLOGIES, Stack, StackSpec, running_stacks
 from ..waiting import until
 from .support import Tenant
 
@@ -39,20 +39,6 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, St
 @pytest.fixture
 def stack(stacks: tuple[Stack, Stack]) -> Stack:
     return stacks[0]
-
-
-@pytest.fixture
-def tenants() -> Iterator[Callable[[Stack], Tenant]]:
-    """A new tenant (API key) on a stack; their clients closed afterwards."""
-    made: list[Tenant] = []
-
-    def new(stack: Stack) -> Tenant:
-        made.append(Tenant(stack, new_key()))
-        return made[-1]
-
-    yield new
-    for each in made:
-        each.close()
 
 
 @pytest.fixture
@@ -121,6 +107,8 @@ def test_agent_filter(tenant: Tenant) -> None:
         ({"created_after": "yesterday"}, "created_after"),
         ({"created_before": "2026-01-01T00:00:00"}, "created_before"),
         ({"roots_only": "maybe"}, "roots_only"),
+        ({"roots_only": ""}, "roots_only"),
+        ({"model": ""}, "model"),
         ({"page_size": "-1"}, "page_size"),
         ({"page_token": "not-a-token"}, "page_token"),
         ({"user": "u1"}, "user"),

@@ -13,7 +13,7 @@ from google.genai._interactions import NotFoundError
 
 from server.store import keys
 
-from ..support import Stack, new_key, stacks_by_topology
+from ..support import Stack, stacks_by_topology
 from ..waiting import until
 from .support import Tenant
 
@@ -29,19 +29,6 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stack
 @pytest.fixture(params=NAMES)
 def stack(request: pytest.FixtureRequest, stacks: dict[str, Stack]) -> Stack:
     return stacks[request.param]
-
-
-@pytest.fixture
-def tenants() -> Iterator[Callable[[Stack], Tenant]]:
-    made: list[Tenant] = []
-
-    def new(stack: Stack) -> Tenant:
-        made.append(Tenant(stack, new_key()))
-        return made[-1]
-
-    yield new
-    for each in made:
-        each.close()
 
 
 def purge(tenant: Tenant, **body: Any) -> dict[str, Any]:
