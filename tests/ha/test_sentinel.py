@@ -9,10 +9,13 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import redis
+
+from server.store import keys
 
 from ..support import TOPOLOGIES, Stack, new_key
 from ..waiting import until
-from .load import Creator, Follower
+from .load import PATH, Creator, Follower
 from .sentinels import Group, sentinel_group
 
 #: with a replica acknowledging every write, a failover loses nothing that was acknowledged
@@ -85,7 +88,22 @@ def test_a_failover_loses_nothing_acknowledged_and_fails_cleanly(failover: tuple
 
         until(ended, timeout=45, interval=0.5)
 
+    # every process listens for cancels on the new primary, and a cancel stops a run at once
+    promoted = redis.Redis(host="127.0.0.1", port=group.primary())
+    until(lambda: listeners(promoted) >= 2)
+    with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as client:
+        running = client.post(PATH, json={"model": "echo-slow", "input": "word " * 400, "background": True})
+        item = f"{PATH}/{running.json()['id']}"
+        until(lambda: client.get(item).json()["status"] == "in_progress", timeout=15)
+        assert client.post(f"{item}/cancel").json()["status"] == "cancelled"
+
     # the followed stream reached its end, every event once and in order
     assert follower.last_type == "interaction.completed"
     numbers = [int(event_id.removeprefix("evt_")) for event_id in follower.seen]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+def listeners(primary: redis.Redis) -> int:
+    """Processes subscribed to the cancel channel on `primary` (the web process and the worker)."""
+    counts: list[tuple[bytes, int]] = primary.pubsub_numsub(keys.CANCEL_CHANNEL)  # type: ignore[assignment]
+    return dict(counts)[keys.CANCEL_CHANNEL.encode()]
