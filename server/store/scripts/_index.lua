@@ -10,9 +10,10 @@ local function index_key(prefix, tag)
   return prefix .. 'idx:' .. tag
 end
 
+-- GT: never shorten (processes' clocks differ; another may have set a later time already)
 local function keep_indexes(prefix, tags, at)
   if not tags then return end
-  for tag in string.gmatch(tags, '%S+') do redis.call('PEXPIREAT', index_key(prefix, tag), at) end
+  for tag in string.gmatch(tags, '%S+') do redis.call('PEXPIREAT', index_key(prefix, tag), at, 'GT') end
 end
 
 local function sweep(prefix, key)
@@ -24,8 +25,11 @@ end
 local function add_to_indexes(prefix, tags, id, score, at)
   for tag in string.gmatch(tags, '%S+') do
     local key = index_key(prefix, tag)
-    redis.call('ZADD', key, score, id)
-    redis.call('PEXPIREAT', key, at)
+    if redis.call('ZADD', key, score, id) == 1 and redis.call('ZCARD', key) == 1 then
+      redis.call('PEXPIREAT', key, at)
+    else
+      redis.call('PEXPIREAT', key, at, 'GT')
+    end
     sweep(prefix, key)
   end
 end
