@@ -78,7 +78,7 @@ class StoreSettings(Section):
     #: replicas that must have every write of a script before it counts as done (Redis WAIT), so that a
     #: failover loses nothing acknowledged; 0: Redis's asynchronous replication alone (README, "Sentinel")
     replica_acks: NonNegativeInt = 0
-    #: the longest a script waits for them; past it the write stands, with a warning
+    #: the longest a script waits for them; past it the write stands, with a warning (store/replica_acks.py)
     replica_ack_timeout_ms: PositiveInt = 500
 
 

@@ -7,17 +7,16 @@ that tells an interaction's webhooks of its end, `_index.lua` keeps the search i
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
 from ..observability import spans
 from .direct import DirectRedis, sha1
+from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
@@ -46,18 +45,6 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
 
 #: scripts that change nothing a failover could lose (a search only drops ids of expired interactions)
 _READS = frozenset({"search", "webhook_read"})
-#: a replica that does not acknowledge is reported at most this often (every write would say it)
-_WARN_EVERY_SECONDS = 10.0
-
-log = logging.getLogger(__name__)
-
-
-class ReplicaAcks(NamedTuple):
-    """`[store] replica_acks`: each writing script is followed by WAIT `replicas` `timeout_ms` on its
-    connection (WAIT counts the writes of the connection it is sent on)."""
-
-    replicas: int
-    timeout_ms: int
 
 
 def _read(name: str) -> str:
@@ -75,15 +62,15 @@ class Script:
     on redis-py's client when there is none (a TLS URL). With tracing on, each call is a span of the
     trace it is made in; off, no span is made."""
 
-    __slots__ = ("acks", "direct", "fallback", "name", "redis", "sha", "source", "traced", "warned")
+    __slots__ = ("direct", "fallback", "gate", "name", "redis", "sha", "source", "traced")
 
     def __init__(
-        self, name: str, redis: Redis, direct: DirectRedis | None, *, traced: bool, acks: ReplicaAcks | None
+        self, name: str, redis: Redis, direct: DirectRedis | None, *, traced: bool, gate: ReplicaGate | None
     ) -> None:
         self.name = name
         self.redis = redis
-        self.acks = None if name in _READS else acks
-        self.warned = 0.0
+        #: the writes wait for replicas (store.replica_acks)
+        self.gate = None if name in _READS else gate
         self.source = source(name).encode()
         self.sha = sha1(self.source)
         self.direct = direct
@@ -100,31 +87,9 @@ class Script:
         if self.direct is not None:
             return await self.direct.evalsha(self.sha, self.source, keys, args)
         assert self.fallback is not None
-        if self.acks is None:
+        if self.gate is None:
             return await self.fallback(keys=keys, args=args)
-        return await self._acknowledged(self.fallback, self.acks, keys, args)
-
-    async def _acknowledged(
-        self, script: AsyncScript, acks: ReplicaAcks, keys: Sequence[Any], args: Sequence[Any]
-    ) -> Any:
-        """The script, then WAIT on the same connection: it answers once `acks.replicas` replicas have
-        its writes, or after the timeout; then the write stands (a replica being down must not stop
-        writes), and a warning says so."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await script(keys=keys, args=args, client=pipe)
-            pipe.execute_command("WAIT", acks.replicas, acks.timeout_ms)
-            result, acknowledged = await pipe.execute()
-        if int(acknowledged) < acks.replicas and time.monotonic() - self.warned > _WARN_EVERY_SECONDS:
-            self.warned = time.monotonic()
-            log.warning(
-                "a write of %s reached %s of the %d replicas store.replica_acks asks for within %d ms: "
-                "a failover now could lose it",
-                self.name,
-                acknowledged,
-                acks.replicas,
-                acks.timeout_ms,
-            )
-        return result
+        return await self.gate.write(self.redis, self.fallback, self.name, keys, args)
 
 
 class Scripts:
@@ -152,15 +117,15 @@ class Scripts:
     )
 
     def __init__(
-        self, redis: Redis, direct: DirectRedis | None = None, acks: ReplicaAcks | None = None
+        self, redis: Redis, direct: DirectRedis | None = None, gate: ReplicaGate | None = None
     ) -> None:
-        """`acks`: wait for replicas after each writing script (no `direct` client then: a WAIT would
-        hold every request pipelined on its connection)."""
+        """`gate`: the writing scripts wait for replicas (no `direct` client then: a WAIT would hold every
+        request pipelined on its connection)."""
         traced = spans.on()
-        assert direct is None or acks is None
+        assert direct is None or gate is None
 
         def register(name: str) -> Script:
-            return Script(name, redis, direct, traced=traced, acks=acks)
+            return Script(name, redis, direct, traced=traced, gate=gate)
 
         self.create = register("create")
         self.claim = register("claim")

@@ -34,8 +34,9 @@ from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
 from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
+from .replica_acks import ReplicaGate
 from .runs import Runs
-from .scripts import ReplicaAcks, Scripts
+from .scripts import Scripts
 from .search import Search
 from .signing_keys import SigningKeys
 from .webhook_outcomes import WebhookOutcomes
@@ -51,7 +52,7 @@ class Store:
         self.blocking = blocking
         store, runner = settings.store, settings.runner
         url, timeout = settings.redis_url or "", store.redis_timeout_seconds
-        acks = ReplicaAcks(store.replica_acks, store.replica_ack_timeout_ms) if store.replica_acks else None
+        acks = ReplicaGate(store.replica_acks, store.replica_ack_timeout_ms) if store.replica_acks else None
         #: the scripts' pipelined connections (none when they wait for replicas); it connects on first use
         self.direct = (
             DirectRedis(url, bound=timeout, connect_timeout=timeout)

@@ -66,6 +66,24 @@ class Group:
         address = sentinel.sentinel_get_master_addr_by_name(SERVICE)  # type: ignore[no-untyped-call]
         return int(address[1])
 
+    def kill_replica(self) -> None:
+        """SIGKILL the replica this group started (after a failover, the primary)."""
+        process = self.processes["replica"]
+        process.kill()
+        process.wait()
+
+    def replicas(self) -> int:
+        """How many replicas the Sentinels know of the primary, and think are up."""
+        sentinel = redis.Redis(host="127.0.0.1", port=self.sentinel_ports[0])
+        found: list[dict[str, Any]] = sentinel.sentinel_slaves(SERVICE)  # type: ignore[no-untyped-call]
+        return sum(
+            1 for replica in found if not ({"s_down", "o_down", "disconnected"} & set(replica["flags"]))
+        )
+
+    def replicating(self, port: int | None) -> bool:
+        """Whether the Redis on `port` is a replica with its copy of the primary made and in sync."""
+        return _replicating(redis.Redis(host="127.0.0.1", port=port or 0))
+
     def _spawn(self, name: str, args: list[str]) -> None:
         binary = shutil.which("redis-server")
         assert binary is not None

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from server.store import keys
+from server.store.replica_acks import DEGRADED_SECONDS
 
 from ..support import TOPOLOGIES, Stack, new_key
 from ..waiting import until
@@ -101,6 +102,34 @@ def test_a_failover_loses_nothing_acknowledged_and_fails_cleanly(failover: tuple
     assert follower.last_type == "interaction.completed"
     numbers = [int(event_id.removeprefix("evt_")) for event_id in follower.seen]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_the_old_primary_returns_as_a_replica_and_a_second_failover_goes_back(
+    failover: tuple[Stack, Group],
+) -> None:
+    """After the first test's failover: the old primary restarts, the Sentinels make it a replica of the new
+    one, and killing the new one promotes it again; the processes follow both ways."""
+    stack, group = failover
+    key = new_key()
+    stack.redis.start()
+    until(lambda: group.replicas() >= 1, timeout=30, interval=0.2)
+    until(lambda: group.replicating(stack.redis.port), timeout=30, interval=0.2)
+    # the primary had no replica since the first failover: its writes went on unacknowledged, and wait
+    # again once that spell is over
+    time.sleep(DEGRADED_SECONDS)
+    creator = Creator(stack.url, key, {"model": "echo", "input": "again"})
+    creator.start()
+    time.sleep(1.0)
+    killed_at = time.monotonic()
+    group.kill_replica()
+    until(lambda: group.primary() == stack.redis.port, timeout=20, interval=0.1)
+    until(lambda: any(at > killed_at for at, _ in creator.acked), timeout=20, interval=0.1)
+    time.sleep(1.0)
+    creator.stop()
+    assert {outcome for _, outcome, _ in creator.failed} <= {"503"}, creator.failed
+    with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as client:
+        missing = [i for _, i in creator.acked if client.get(f"{PATH}/{i}").status_code != 200]
+    assert missing == [], f"{len(missing)} acknowledged interactions lost"
 
 
 def listeners(primary: redis.Redis) -> int:
