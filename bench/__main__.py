@@ -5,8 +5,9 @@ It starts, on loopback only: a private redis-server on a free port, the producti
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
 bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process;
 scenarios 6, 8 and 10 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9
-more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off). It stops all
-of them at the end, and writes bench/results/latest.json and the tables into bench/README.md.
+more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off), scenario 13
+a replica of the Redis and two servers of its own (`[store] replica_acks` 0 and 1). It stops all of them at
+the end, and writes bench/results/latest.json and the tables into bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)
     python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only

@@ -1,7 +1,8 @@
 """The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
-cost), 10 (issue 13: what metrics and the access log cost), 11 (issue 14: webhook delivery) and 12 (issue 16:
-the list in a small and a large tenant), in the form of tables.py: each section takes a run's results and
-returns its lines, or none when the scenario did not run or broke."""
+cost), 10 (issue 13: what metrics and the access log cost), 11 (issue 14: webhook delivery), 12 (issue 16:
+the list in a small and a large tenant) and 13 (what `[store] replica_acks = 1` costs), in the form of
+tables.py: each section takes a run's results and returns its lines, or none when the scenario did not run
+or broke."""
 
 from __future__ import annotations
 
@@ -345,6 +346,67 @@ def list_section(results: dict[str, Any]) -> Section:
     return [heading, "", *table(header, rows), note, "", _list_create_note(listing), ""]
 
 
+# -- 13. replica_acks ----------------------------------------------------------------------------------
+
+
+def _acks_row(concurrency: str, name: str, d: dict[str, Any], row: dict[str, Any]) -> Row:
+    on = name == "acks1"
+    return [
+        concurrency,
+        "replica_acks = 1" if on else "replica_acks = 0 (default)",
+        d["rps"],
+        row["rps_ratio"] if on else "1.00",
+        d["p50_ms"],
+        row["p50_ratio"] if on else "1.00",
+        d["p99_ms"],
+        row["p99_ratio"] if on else "1.00",
+        d["redis_commands_per_request"],
+        d["server_cpu_ms_per_req"],
+        d["redis_cpu_ms_per_req"],
+        d["replica_cpu_ms_per_req"],
+        d["errors"],
+    ]
+
+
+def replica_acks_section(results: dict[str, Any]) -> Section:
+    acks = results.get("replica_acks")
+    if not (isinstance(acks, dict) and acks.get("by_concurrency")):
+        return []
+    heading = (
+        f"### 13. what `[store] replica_acks = 1` costs (stored `echo` creates, wrk, a replica attached, two "
+        f"servers taking turns: {acks['rounds']} rounds {X} {acks['seconds_per_run']} s each)"
+    )
+    header = [
+        "conc.",
+        "server",
+        "req/s",
+        f"{X} acks=0",
+        "p50 ms (median)",
+        f"{X} acks=0",
+        "p99 ms (median)",
+        f"{X} acks=0",
+        "Redis cmds/req",
+        "server CPU ms/req",
+        "Redis CPU ms/req",
+        "replica CPU ms/req",
+        "errors",
+    ]
+    levels: dict[str, Any] = acks["by_concurrency"]
+    rows = [_acks_row(c, name, row[name], row) for c, row in levels.items() for name in ("acks0", "acks1")]
+    added = "; ".join(
+        f"{c}: " + ", ".join(f"{name} {n:+.2f}" for name, n in row["commands_added"].items())
+        for c, row in levels.items()
+    )
+    note = (
+        f"Two fresh servers ({acks['web_processes']} web process(es) each), alike but for `[store] "
+        f"replica_acks = 1` in the second's IX_CONFIG, against the stack's Redis with a replica attached "
+        f"(in sync {fmt(acks['replica_sync_seconds'])} s after its start). Commands per request that "
+        f"acks=1 adds: {added}. WAITs that ran out (the server's warnings): "
+        f"{acks['unacknowledged_warnings']}; load average at the end {acks['load_average']}."
+    )
+    return [heading, "", *table(header, rows), note, ""]
+
+
 #: in the order of the report, after tables.SECTIONS
 SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
     upstream_section,
@@ -352,4 +414,5 @@ SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
     observability_section,
     webhooks_section,
     list_section,
+    replica_acks_section,
 )

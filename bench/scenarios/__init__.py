@@ -7,7 +7,8 @@ those into the targets and the tables. One module per kind of measurement: creat
 background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of streaming.py, memory.py (7),
 upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers), observe.py
 (10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver),
-listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create).
+listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create),
+replicas.py (13: what `[store] replica_acks = 1` costs a stored create).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .memory import redis_memory
 from .observe import observability_cost
 from .plan import Plan
 from .relay import stream_relay
+from .replicas import replica_acks_cost
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
@@ -43,4 +45,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "observability": observability_cost,
     "webhooks": webhook_delivery,
     "list": list_cost,
+    "replica_acks": replica_acks_cost,
 }

@@ -53,6 +53,9 @@ class Plan:
     list_small: int
     list_large: int
     list_requests: int
+    #: scenario 13: rounds of one wrk run (seconds each) per server and concurrency, replica_acks 0 and 1
+    acks_rounds: int
+    acks_seconds: float
 
     @classmethod
     def full(cls) -> Plan:
@@ -97,6 +100,9 @@ class Plan:
             list_small=1000,
             list_large=20_000,
             list_requests=300,
+            # 2 concurrencies x 2 servers x 3 rounds x 2 s: about 35 s with the start-ups and warm-ups
+            acks_rounds=3,
+            acks_seconds=2,
         )
 
     @classmethod
@@ -139,4 +145,6 @@ class Plan:
             list_small=200,
             list_large=2000,
             list_requests=60,
+            acks_rounds=1,
+            acks_seconds=1,
         )
