@@ -90,17 +90,26 @@ class Purges:
         roots, matched = await self._roots(tenant, query)
         total, sample = 0, list[str]()
         for root in roots:
-            start: tuple[int, str] | None = None
-            while True:
-                page = await self.search.page(tenant, _turns(root), start=start, limit=_PAGE)
-                total += len(page.found)
-                sample += ids(page.found)[: _SAMPLE - len(sample)]
-                if page.next is None:
-                    break
-                start = page.next
+            turns = await self._turns_of(tenant, root)
+            total += len(turns)
+            sample += turns[: _SAMPLE - len(sample)]
         return PurgeCount(
             purge_count=total, match_count=matched, conversation_count=len(roots), purge_sample=sample
         )
+
+    async def _turns_of(self, tenant: str, root: str) -> list[str]:
+        """Every turn of a conversation still stored: the later ones (their index), then the first."""
+        found: list[str] = []
+        start: tuple[int, str] | None = None
+        while True:
+            page = await self.search.page(tenant, _later_turns(root), start=start, limit=_PAGE)
+            found += ids(page.found)
+            if page.next is None:
+                break
+            start = page.next
+        if await self.interactions.status(tenant, root) is not None:
+            found.append(root)
+        return found
 
     async def run(self, tenant: str, deletion_id: str) -> None:
         """The job: collect the conversations the filter matches, then delete them one by one."""
@@ -132,17 +141,18 @@ class Purges:
             start = page.next
 
     async def _delete_conversation(self, tenant: str, root: str) -> int:
+        """Its later turns, a page at a time, then its first."""
         deleted = 0
         while True:
             # from the newest each time: what the last page found is gone
-            page = await self.search.page(tenant, _turns(root), start=None, limit=_PAGE)
+            page = await self.search.page(tenant, _later_turns(root), start=None, limit=_PAGE)
             if page.found:
                 deleted += await self.interactions.delete(tenant, *ids(page.found))
             if page.next is None:
-                return deleted
+                return deleted + await self.interactions.delete(tenant, root)
 
 
-def _turns(root: str) -> Query:
+def _later_turns(root: str) -> Query:
     return Query(tags=search_tags.conversation_tag(root))
 
 

@@ -66,6 +66,12 @@ def search_index(tenant: str, tag: str) -> str:
     return f"ix:{{{tenant}}}:idx:{tag}"
 
 
+def search_expiries(tenant: str) -> str:
+    """ZSET of "<id> <tags>" of the tenant's interactions, scored by when each expires: a write takes the
+    expired ones out of their search indexes (scripts/_index.lua names it the same way)."""
+    return f"ix:{{{tenant}}}:expiries"
+
+
 def deletion(tenant: str, deletion_id: str) -> str:
     """HASH of a delete-by-filter job's progress (store/deletions.py)."""
     return f"ix:{{{tenant}}}:deletion:{deletion_id}"

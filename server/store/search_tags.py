@@ -6,7 +6,7 @@ per tag). A tag holds no space (the scripts split on spaces): names and values i
     m:<model>        its model, without a `models/` prefix
     a:<agent>        its agent
     l:<key>=<value>  one of its labels
-    c:<id>           its conversation, named by the first turn's id (create.lua adds it)
+    c:<id>           a later turn of the conversation whose first turn is <id> (create.lua adds it)
 """
 
 from __future__ import annotations

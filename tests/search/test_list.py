@@ -137,10 +137,11 @@ def test_a_deleted_interaction_leaves_the_list_and_every_index(stack: Stack, ten
     assert tenant.ids() == [kept]
     assert tenant.ids(**{"labels.user": "u1"}) == [kept]
     store = redis.Redis.from_url(stack.redis_url)
-    tenant_id = tenant.id
-    for tag in ("all", search_tags.label_tag("user", "u1"), search_tags.model_tag("echo"), f"c:{kept}"):
-        index = keys.search_index(tenant_id, tag)
+    for tag in ("all", search_tags.label_tag("user", "u1"), search_tags.model_tag("echo")):
+        index = keys.search_index(tenant.id, tag)
         assert store.zscore(index, gone) is None and store.zscore(index, kept) is not None, tag
+    # the conversation's index held its later turn only: empty, it is gone
+    assert store.exists(keys.search_index(tenant.id, search_tags.conversation_tag(kept))) == 0
 
 
 def test_the_vertex_path_lists_too(stack: Stack, tenant: Tenant) -> None:
@@ -166,20 +167,22 @@ def test_expired_interactions_leave_the_list_and_their_indexes_expire(
     until(lambda: not tenant.keys(), timeout=TTL * 3)
 
 
-def test_the_list_removes_ids_of_expired_interactions_it_meets(
+def test_the_next_write_takes_expired_ids_out_of_every_index(
     stacks: tuple[Stack, Stack], tenants: Callable[[Stack], Tenant]
 ) -> None:
     short = stacks[1]
     tenant = tenants(short)
-    tenant_id = tenant.id
     old = tenant.turn("old", labels={"user": "u1"})
     store = redis.Redis.from_url(short.redis_url)
-    until(lambda: not store.exists(keys.interaction(tenant_id, old)), timeout=TTL * 3)
+    until(lambda: not store.exists(keys.interaction(tenant.id, old)), timeout=TTL * 3)
     fresh = tenant.turn("fresh", labels={"user": "u1"})
-    # the new turn's write may have swept the old id already (it samples the index); the list does if not
+    # before any list reads them
+    for tag in ("all", "root", search_tags.model_tag("echo"), search_tags.label_tag("user", "u1")):
+        assert store.zrange(keys.search_index(tenant.id, tag), 0, -1) == [fresh.encode()], tag
+    assert store.exists(keys.search_index(tenant.id, search_tags.conversation_tag(old))) == 0
+    due: list[bytes] = store.zrange(keys.search_expiries(tenant.id), 0, -1)  # type: ignore[assignment]
+    assert [entry.split(b" ")[0] for entry in due] == [fresh.encode()]
     assert tenant.ids(**{"labels.user": "u1"}) == [fresh]
-    label_index = keys.search_index(tenant_id, search_tags.label_tag("user", "u1"))
-    assert store.zrange(label_index, 0, -1) == [fresh.encode()]
 
 
 def test_a_sparse_filter_answers_short_pages_that_go_on(tenant: Tenant) -> None:

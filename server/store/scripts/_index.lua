@@ -1,40 +1,60 @@
 -- Prepended to the scripts that store, keep alive or delete interactions: the tenant's search indexes.
 -- Each is a ZSET `<prefix>idx:<tag>` of interaction ids scored by their creation (ms); an interaction's
 -- tags are in its hash field `ix`, space-separated (store/search_tags.py makes them: `all`, `root` for a
--- first turn, `m:<model>`, `a:<agent>`, `l:<key>=<value>` per label, `c:<root id>` for its conversation).
--- An index must outlive its members: every script that moves a member's expiry moves its indexes' too, to
--- the same time, which only ever grows. An expired interaction leaves its id behind: readers skip and
--- remove such ids, and each write samples two ids of each index it adds to and removes the dead ones, so
--- an index in use holds a bounded share of them (and an index nobody writes expires with its last member).
+-- first turn, `m:<model>`, `a:<agent>`, `l:<key>=<value>` per label, `c:<first turn's id>` for a later turn
+-- of a conversation).
+-- Beside them, the ZSET `<prefix>expiries` holds "<id> <tags>" scored by when the interaction expires: a
+-- write takes the (at most two) due ones out of their indexes, so an expired interaction's id does not
+-- stay behind in an index that keeps being written to. Every script that moves an interaction's expiry
+-- moves its score there and its indexes' own expiry, so an index nobody writes to any more expires with
+-- its last member.
 local function index_key(prefix, tag)
   return prefix .. 'idx:' .. tag
 end
 
--- GT: never shorten (processes' clocks differ; another may have set a later time already)
-local function keep_indexes(prefix, tags, at)
-  if not tags then return end
-  for tag in string.gmatch(tags, '%S+') do redis.call('PEXPIREAT', index_key(prefix, tag), at, 'GT') end
+local function expiries_key(prefix)
+  return prefix .. 'expiries'
 end
 
-local function sweep(prefix, key)
-  for _, id in ipairs(redis.call('ZRANDMEMBER', key, 2)) do
-    if redis.call('EXISTS', prefix .. id) == 0 then redis.call('ZREM', key, id) end
-  end
-end
-
-local function add_to_indexes(prefix, tags, id, score, at)
-  for tag in string.gmatch(tags, '%S+') do
-    local key = index_key(prefix, tag)
-    if redis.call('ZADD', key, score, id) == 1 and redis.call('ZCARD', key) == 1 then
-      redis.call('PEXPIREAT', key, at)
-    else
-      redis.call('PEXPIREAT', key, at, 'GT')
-    end
-    sweep(prefix, key)
-  end
-end
-
-local function remove_from_indexes(prefix, tags, id)
+local function remove_from_indexes(prefix, id, tags)
   if not tags then return end
   for tag in string.gmatch(tags, '%S+') do redis.call('ZREM', index_key(prefix, tag), id) end
+  redis.call('ZREM', expiries_key(prefix), id .. ' ' .. tags)
+end
+
+-- An interaction whose expiry moved to `at`. GT: an index's expiry never shortens (clocks differ).
+local function keep_indexes(prefix, id, tags, at)
+  if not tags then return end
+  for tag in string.gmatch(tags, '%S+') do redis.call('PEXPIREAT', index_key(prefix, tag), at, 'GT') end
+  redis.call('ZADD', expiries_key(prefix), 'XX', at, id .. ' ' .. tags)
+  redis.call('PEXPIREAT', expiries_key(prefix), at, 'GT')
+end
+
+local function remove_expired(prefix, now)
+  local expiries = expiries_key(prefix)
+  for _, due in ipairs(redis.call('ZRANGEBYSCORE', expiries, '-inf', now, 'LIMIT', 0, 2)) do
+    local id, tags = string.match(due, '^(%S+) (.*)$')
+    local left = redis.call('PTTL', prefix .. id)
+    if left == -2 then
+      remove_from_indexes(prefix, id, tags)
+    elseif left == -1 then
+      -- kept for good (by hand): it stays in its indexes
+      redis.call('ZREM', expiries, due)
+    else
+      -- kept alive by a script that did not say so (an earlier version's): due later
+      redis.call('ZADD', expiries, now + left, due)
+    end
+  end
+end
+
+-- A new interaction, created at `now`, expiring at `expires`; `at` is beyond it (an index outlives it).
+local function add_to_indexes(prefix, id, tags, now, expires, at)
+  for tag in string.gmatch(tags, '%S+') do
+    local key = index_key(prefix, tag)
+    redis.call('ZADD', key, now, id)
+    redis.call('PEXPIREAT', key, at)
+  end
+  redis.call('ZADD', expiries_key(prefix), expires, id .. ' ' .. tags)
+  redis.call('PEXPIREAT', expiries_key(prefix), at)
+  remove_expired(prefix, now)
 end

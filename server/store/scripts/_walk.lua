@@ -20,7 +20,7 @@ local function walk(prefix, id, max_depth, with_blobs, expire_at)
     if not f[1] then return {'missing', id} end
     if expire_at > 0 then
       redis.call('PEXPIREAT', key, expire_at)
-      keep_indexes(prefix, f[3], expire_at)
+      keep_indexes(prefix, id, f[3], expire_at)
     end
     if with_blobs then
       blobs[#blobs + 1] = f[4] or ''

@@ -36,7 +36,7 @@ if prev ~= '' and mode ~= 'skip' then
   local horizon = now + ttl
   local extended = now + ttl + math.floor(ttl / 2)
   redis.call('PEXPIREAT', parent, extended)
-  keep_indexes(prefix, p[5], extended)
+  keep_indexes(prefix, prev, p[5], extended)
   root = p[4] or prev
   local earliest = tonumber(p[2])
   local refresh = earliest ~= nil and earliest < horizon
@@ -58,14 +58,20 @@ if ARGV[10] ~= '' then
     at = colon + length + 1
   end
   local id = string.sub(KEYS[1], #prefix + 1)
-  if prev == '' then root = id elseif root == '' then root = prev end
-  local tags = ARGV[17] .. ' c:' .. root
+  local tags = ARGV[17]
+  if prev == '' then
+    root = id
+  else
+    -- a conversation's index holds its later turns (the first is its name): most have none
+    if root == '' then root = prev end
+    tags = tags .. ' c:' .. root
+  end
+  fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'root', root, 'ix', tags
   redis.call('HSET', KEYS[1], unpack(fields))
-  redis.call('HSET', KEYS[1], 'root', root, 'ix', tags)
   if mode ~= 'skip' then redis.call('HSET', KEYS[1], 'depth', depth) end
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
-  add_to_indexes(prefix, tags, id, now, now + ttl + math.floor(ttl / 2))
+  add_to_indexes(prefix, id, tags, now, now + ttl, now + ttl + math.floor(ttl / 2))
   if ARGV[8] ~= '' then redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9]) end
   queue_event_job({gate = KEYS[3], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')

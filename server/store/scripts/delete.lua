@@ -14,7 +14,7 @@ for i = 7, #ARGV do
   local f = redis.call('HMGET', key, 'status', 'ix')
   if f[1] then
     deleted = deleted + 1
-    remove_from_indexes(prefix, f[2], id)
+    remove_from_indexes(prefix, id, f[2])
     if one_of(ARGV[4], f[1]) then redis.call('PUBLISH', ARGV[3], tenant .. '/' .. id) end
   end
   redis.call('DEL', key, key .. ARGV[5], key .. ARGV[6])
