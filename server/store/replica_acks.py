@@ -17,6 +17,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 #: how long writes go unacknowledged after one the replicas did not acknowledge in time
 DEGRADED_SECONDS = 5.0
@@ -37,16 +38,31 @@ class ReplicaGate:
         """The script's reply, once `replicas` replicas have its writes (or without them: see above)."""
         if time.monotonic() < self.degraded_until:
             return await script(keys=keys, args=args)
-        async with redis.pipeline(transaction=False) as pipe:
-            await script(keys=keys, args=args, client=pipe)
-            pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
-            result, acknowledged = await pipe.execute()
+        result, acknowledged = await self._send(redis, script, keys, args)
+        if isinstance(result, NoScriptError):
+            # a Redis that has not seen it (a new primary, a restart): load it, and send it again
+            await redis.script_load(script.script)
+            result, acknowledged = await self._send(redis, script, keys, args)
+        for reply in (result, acknowledged):
+            if isinstance(reply, Exception):
+                raise reply
         if int(acknowledged) < self.replicas:
             self._degrade(name, int(acknowledged))
         elif self.degraded:
             self.degraded = False
             log.warning("replicas acknowledge writes again (store.replica_acks = %d)", self.replicas)
         return result
+
+    async def _send(
+        self, redis: Redis, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]
+    ) -> tuple[Any, Any]:
+        """EVALSHA and WAIT in one round trip: a script passed to redis-py's pipeline would cost another
+        (SCRIPT EXISTS before every execute), so a missing script comes back as NoScriptError instead."""
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.evalsha(script.sha, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
+            result, acknowledged = await pipe.execute(raise_on_error=False)
+        return result, acknowledged
 
     def _degrade(self, name: str, acknowledged: int) -> None:
         self.degraded = True
