@@ -46,7 +46,7 @@ CONNECTIONS = 4
 ROUNDS = 3
 CREATE_SAMPLES = 200
 #: each query's parameters. `budget`: a status no interaction has, which no index narrows, so a page
-#: reads the search's budget of ids (PAGE_BUDGET, 1,000: the whole small tenant) and answers empty
+#: reads the search's budget of ids (server/store/search.py PAGE_BUDGET) and answers empty
 QUERIES: dict[str, dict[str, str]] = {
     "first_page": {"page_size": "20"},
     "label": {"page_size": "20", "labels.user": "u07"},

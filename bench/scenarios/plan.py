@@ -141,7 +141,7 @@ class Plan:
             idle_pickup_samples=30,
             cost_rounds=1,
             cost_seconds=1,
-            # the budget query reads all of a tenant below PAGE_BUDGET (1,000): the ratio means little here
+            # a tenant no larger than PAGE_BUDGET is read whole by the budget query: its ratio means little
             list_small=200,
             list_large=2000,
             list_requests=60,
