@@ -16,7 +16,7 @@ from ..protocol.base import dec_hook
 from ..protocol.codec import json_encoder
 from ..protocol.tools import Tool
 from . import keys
-from .commands import text, typed
+from .commands import oldest_first, typed
 from .scripts import Scripts
 
 
@@ -57,18 +57,7 @@ class Agents:
     async def page(self, tenant: str, after: tuple[int, str] | None, count: int) -> list[tuple[int, str]]:
         """Up to `count` (creation ms, id) of the tenant's agents, oldest first, after the one given (ids
         created in the same millisecond come in id order)."""
-        name = keys.agents(tenant)
-        found: list[tuple[int, str]] = []
-        low = "-inf"
-        if after is not None:
-            score, last = after
-            same = await self.redis.zrangebyscore(name, str(score), str(score), withscores=True)
-            found = [(score, text(each)) for each, _ in same if text(each) > last][:count]
-            low = f"({score}"
-        if len(found) < count:
-            rest = await self.redis.zrangebyscore(name, low, "+inf", 0, count - len(found), withscores=True)
-            found += [(int(score), text(each)) for each, score in rest]
-        return found
+        return await oldest_first(self.redis, keys.agents(tenant), after, count)
 
     async def create(self, tenant: str, record: AgentRecord, limit: int) -> int:
         """Store a new agent: CREATED, or AT_LIMIT (the tenant has `limit`), or TAKEN (its id exists)."""

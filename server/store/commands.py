@@ -59,3 +59,22 @@ def text(value: Any) -> str:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+async def oldest_first(
+    redis: Commands, name: str, after: tuple[int, str] | None, count: int
+) -> list[tuple[int, str]]:
+    """Up to `count` (score, member) of a ZSET scored by creation ms, oldest first, after the one given:
+    members of the same millisecond share a score and come in member order, so those after `after` in its
+    millisecond come first, then the later milliseconds (the webhooks' and agents' lists)."""
+    found: list[tuple[int, str]] = []
+    low = "-inf"
+    if after is not None:
+        score, last = after
+        same = await redis.zrangebyscore(name, str(score), str(score), withscores=True)
+        found = [(score, text(each)) for each, _ in same if text(each) > last][:count]
+        low = f"({score}"
+    if len(found) < count:
+        rest = await redis.zrangebyscore(name, low, "+inf", 0, count - len(found), withscores=True)
+        found += [(int(score), text(each)) for each, score in rest]
+    return found

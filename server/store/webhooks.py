@@ -12,7 +12,7 @@ import msgspec
 from redis.asyncio import Redis
 
 from . import keys
-from .commands import text, typed
+from .commands import oldest_first, text, typed
 from .keys import WebhookField
 from .scripts import Scripts
 
@@ -124,18 +124,7 @@ class Webhooks:
 
         Ids created in the same millisecond share a score and come in id order: those after `after` in
         its millisecond first, then the later milliseconds."""
-        name = keys.webhooks(tenant)
-        found: list[tuple[int, str]] = []
-        low = "-inf"
-        if after is not None:
-            score, last = after
-            same = await self.redis.zrangebyscore(name, str(score), str(score), withscores=True)
-            found = [(score, text(each)) for each, _ in same if text(each) > last][:count]
-            low = f"({score}"
-        if len(found) < count:
-            rest = await self.redis.zrangebyscore(name, low, "+inf", 0, count - len(found), withscores=True)
-            found += [(int(score), text(each)) for each, score in rest]
-        return found
+        return await oldest_first(self.redis, keys.webhooks(tenant), after, count)
 
     async def create(self, tenant: str, record: WebhookRecord, limit: int) -> bool:
         """Store a new webhook; False (nothing stored) when the tenant has `limit` webhooks already."""
