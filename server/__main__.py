@@ -110,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if lock is not None:
             redis_process = start_redis(settings, lock, url)
         asyncio.run(connection.check(os.environ["REDIS_URL"]))
+        if settings.redis_queue_url is not None:
+            asyncio.run(connection.check(settings.redis_queue_url, "REDIS_QUEUE_URL"))
         return serve(settings, url, embedded=redis_process is not None)
     except (LockHeld, listen.PortInUse, RedisStartError, connection.RedisUnavailable) as exc:
         return fail(str(exc), 1)
@@ -185,8 +187,10 @@ def start_metrics(settings: Settings, embedded: bool) -> tuple[tuple[Path, bool]
     directory = export.prepare_directory(settings.data_dir if embedded else None)
     if not settings.metrics.port:
         return directory, None
-    redis_url, queue = os.environ["REDIS_URL"], settings.worker.queue_name
+    # the queue is on REDIS_QUEUE_URL's Redis when there is one
+    redis_url = settings.redis_queue_url or os.environ["REDIS_URL"]
     client = connection.sync_client(redis_url, settings.store.redis_timeout_seconds)
+    queue = settings.worker.queue_name
 
     def depth() -> int | None:
         try:

@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         # everything built so far lives as long as the process: keep it out of the collector's full passes
         gc.freeze()
         app.state.ix = _app_state(settings, runtime)
-        app.state.ix_scrape = metrics_api.Scrape(runtime.store.redis, settings.worker.queue_name)
+        app.state.ix_scrape = metrics_api.Scrape(runtime.store.queue.redis, settings.worker.queue_name)
         try:
             yield
         finally:

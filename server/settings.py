@@ -1,9 +1,10 @@
 """Typed settings: the documented defaults in config/*.toml, then the environment on top.
 
-Environment overrides: REDIS_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (true/false, 1/0, yes/no),
-IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL (either in any case), ACCESS_LOG and METRICS (booleans), METRICS_PORT,
-METRICS_WORKER_PORT, IX_CONFIG (another server.toml), IX_MODELS (another models.toml). REDIS_URL,
-IX_CONFIG and IX_MODELS count as unset when empty; any other of them set to an empty value is an error.
+Environment overrides: REDIS_URL, REDIS_QUEUE_URL, HOST, PORT, WEB_PROCESSES, EMBEDDED_WORKER (true/false,
+1/0, yes/no), IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL (either in any case), ACCESS_LOG and METRICS (booleans),
+METRICS_PORT, METRICS_WORKER_PORT, IX_CONFIG (another server.toml), IX_MODELS (another models.toml). The
+Redis URLs, IX_CONFIG and IX_MODELS count as unset when empty; any other of them set to an empty value is an
+error.
 
 Every mistake in them is a `ConfigError` whose text is one line naming the file (or the variable), the
 field and the problem, so the entry points can print it as it is and exit.
@@ -22,6 +23,7 @@ from typing import TypeVar
 import msgspec
 from msgspec import inspect as mi
 
+from . import redis_env
 from .config_errors import (
     ConfigError,
     describe,
@@ -111,6 +113,8 @@ class Settings(msgspec.Struct, kw_only=True):
     #: None: no REDIS_URL, so `python -m server` starts the embedded Redis (and sets REDIS_URL for its
     #: web processes)
     redis_url: str | None
+    #: arq's queue, the running set and the signals on a Redis of their own (required with a Cluster)
+    redis_queue_url: str | None = None
     http: HttpSettings
     auth: AuthSettings
     store: StoreSettings
@@ -139,7 +143,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     server = _apply_environment(server, env)
     # every section of server.toml, as loaded
     sections = {name: getattr(server, name) for name in ServerToml.__struct_fields__}
-    return Settings(redis_url=_redis_url(env), models=models.models, **sections)
+    url, queue_url = redis_env.urls(env)
+    return Settings(redis_url=url, redis_queue_url=queue_url, models=models.models, **sections)
 
 
 def warnings(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -197,8 +202,6 @@ ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 #: variables whose values are names, taken in any case (LOG_LEVEL=DEBUG as much as debug)
 _ANY_CASE = frozenset({"LOG_FORMAT", "LOG_LEVEL"})
 
-_REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+sentinel://")
-
 
 def _apply_environment(server: ServerToml, env: Mapping[str, str]) -> ServerToml:
     for variable, (section_name, field) in ENV_OVERRIDES.items():
@@ -229,16 +232,6 @@ def _parse_env(text: str, info: mi.Type | None) -> object:
     if isinstance(info, mi.IntType):
         return parse_int(text)
     return text
-
-
-def _redis_url(env: Mapping[str, str]) -> str | None:
-    url = env.get("REDIS_URL") or None
-    if url is not None and not url.startswith(_REDIS_SCHEMES):
-        # the value is not repeated: a Redis URL often carries a password
-        raise ConfigError(
-            "environment variable REDIS_URL: expected redis://, rediss://, unix:// or redis+sentinel://"
-        )
-    return url
 
 
 # -- the files -------------------------------------------------------------------------------------------

@@ -188,7 +188,7 @@ class WorkerHost:
                 func(deliver_webhook, name=DELIVERY_JOB),
                 func(delete_matching, name=DELETION_JOB),
             ],
-            redis_pool=runtime.store.redis,
+            redis_pool=runtime.store.queue.redis,
             queue_name=settings.queue_name,
             handle_signals=False,
             max_jobs=settings.max_jobs,
@@ -217,7 +217,7 @@ class WorkerHost:
         try:
             tidy = self.beats % heartbeats.TIDY_EVERY == 0
             await heartbeats.beat(
-                self.runtime.store.redis,
+                self.runtime.store.queue.redis,
                 settings.queue_name,
                 self.name,
                 settings.heartbeat_seconds,
@@ -273,5 +273,5 @@ class WorkerHost:
             task.cancel()  # no more beats: this worker takes no new jobs
         with contextlib.suppress(RedisError, OSError):
             await heartbeats.leave(
-                self.runtime.store.redis, self.runtime.settings.worker.queue_name, self.name
+                self.runtime.store.queue.redis, self.runtime.settings.worker.queue_name, self.name
             )

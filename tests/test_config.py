@@ -319,6 +319,18 @@ def test_redis_url_needs_a_redis_scheme() -> None:
     assert settings.load({"REDIS_URL": ""}).redis_url is None
 
 
+def test_a_cluster_needs_a_queue_url_that_is_not_a_cluster() -> None:
+    cluster = "redis+cluster://:pw@127.0.0.1:7000,127.0.0.1:7001"
+    assert load_error({"REDIS_URL": cluster}).startswith("environment variable REDIS_QUEUE_URL: required")
+    message = load_error({"REDIS_URL": cluster, "REDIS_QUEUE_URL": cluster})
+    assert "cannot live on a Cluster" in message and "pw" not in message
+    loaded = settings.load({"REDIS_URL": cluster, "REDIS_QUEUE_URL": "redis://127.0.0.1:6400/0"})
+    assert (loaded.redis_url, loaded.redis_queue_url) == (cluster, "redis://127.0.0.1:6400/0")
+    assert load_error({"REDIS_QUEUE_URL": "localhost:6379"}).startswith(
+        "environment variable REDIS_QUEUE_URL: expected redis://"
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Routes whose key variable is unset
 

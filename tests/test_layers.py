@@ -13,7 +13,7 @@ SERVER = ROOT / "server"
 #: the packages (and top-level modules) of server/, lowest first: each may import only lower ones
 LAYERS: list[set[str]] = [
     {"errors", "config_errors", "observability"},
-    {"protocol", "sections"},
+    {"protocol", "sections", "redis_env"},
     {"settings"},
     {"store", "upstream"},
     # signing, delivery: above the store, whose records they keep (its own layer, so events may use it)

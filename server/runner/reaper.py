@@ -61,7 +61,7 @@ class Reaper:
             await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
             return
         if run.status not in lifecycle.UNFINISHED:
-            await self.store.runs.forget(tenant, interaction_id)
+            await self.store.runs.forget_ended(tenant, interaction_id, run.status)
             return
         if run.background and await self._background(tenant, interaction_id, run):
             return

@@ -1,19 +1,18 @@
-"""The two Redis clients of a process, built from one parsed REDIS_URL and both pinged before use.
+"""The Redis clients of a process, built from a parsed URL (store/redis_urls.py) and pinged before use.
 
-One client serves commands, scripts, pub/sub and arq's queue; the other holds the connections that block
-(XREAD of a followed stream, BLPOP of a cancel acknowledgement), so a thousand followers never starve the
-commands. They differ only in pool size and timeouts; everything else comes from the one URL, so TCP, TLS
-and unix sockets behave alike. TCP keep-alive (which finds a dead peer behind a blocked read) is a TCP
-option: redis-py refuses it on a unix socket, and it is not needed there.
+Two per Redis: one serves commands, scripts, pub/sub and arq's queue; the other holds the connections that
+block (XREAD of a followed stream, BLPOP of a cancel acknowledgement), so a thousand followers never starve
+the commands. They differ only in pool size and timeouts; everything else comes from the one URL, so TCP,
+TLS and unix sockets behave alike. TCP keep-alive (which finds a dead peer behind a blocked read) is a TCP
+option: redis-py refuses it on a unix socket, and it is not needed there. On a Cluster (store/cluster.py)
+the two serve the records only: arq's queue lives on a Redis of its own (REDIS_QUEUE_URL).
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import msgspec
 from arq.connections import ArqRedis
 from redis import Redis as SyncRedis
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -21,10 +20,10 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import RedisError
 from redis.sentinel import Sentinel as SyncSentinel
 
-SENTINEL_SCHEME = "redis+sentinel"
-SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
-#: the port of a Sentinel named without one
-SENTINEL_PORT = 26379
+from . import cluster
+from .redis_urls import RedisTarget, RedisUrlError, SentinelService, parse
+
+__all__ = ["RedisTarget", "RedisUnavailable", "RedisUrlError", "build", "build_records", "check", "parse"]
 
 #: connections that may block at once (followed streams, cancel waits) in one process
 _BLOCKING_CONNECTIONS = 2000
@@ -72,80 +71,8 @@ class BoundedArqRedis(ArqRedis):
         return await _bounded(self, self.bound, args, options)
 
 
-class RedisUrlError(ValueError):
-    """REDIS_URL cannot be used; the message names the problem."""
-
-
 class RedisUnavailable(ConnectionError):
     """Redis did not answer at start; the message names where it was looked for."""
-
-
-class SentinelService(msgspec.Struct, frozen=True):
-    """`redis+sentinel://[:password@]host[:port][,host[:port]...]/service[/db]`: where Redis Sentinel
-    runs and the name of the primary it watches (the password is the primary's, and its replicas')."""
-
-    sentinels: tuple[tuple[str, int], ...]
-    service: str
-    db: int = 0
-    password: str | None = None
-
-
-class RedisTarget(msgspec.Struct, frozen=True):
-    url: str
-    unix: bool
-    #: set for a Sentinel URL: the clients ask the Sentinels for the primary, and again after a failover
-    sentinel: SentinelService | None = None
-
-    @property
-    def shown(self) -> str:
-        """The URL with any password replaced, for logs and errors."""
-        parts = urlsplit(self.url)
-        if parts.password is None:
-            return self.url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
-
-
-def parse(url: str) -> RedisTarget:
-    scheme = urlsplit(url).scheme
-    if scheme not in SCHEMES:
-        raise RedisUrlError(
-            f"REDIS_URL: {url!r} is not a Redis URL (expected redis://host:port/db, rediss://… or "
-            "unix:///path/to/redis.sock)"
-        )
-    if scheme == "unix" and not urlsplit(url).path:
-        raise RedisUrlError(f"REDIS_URL: {url!r} names no socket path")
-    if scheme == SENTINEL_SCHEME:
-        return RedisTarget(url=url, unix=False, sentinel=_sentinel_service(url))
-    return RedisTarget(url=url, unix=scheme == "unix")
-
-
-_SENTINEL_SYNTAX = "redis+sentinel://[:password@]host:26379,host:26379/service[/db]"
-
-
-def _sentinel_service(url: str) -> SentinelService:
-    parts = urlsplit(url)
-    userinfo, _, hosts = parts.netloc.rpartition("@")
-    password = userinfo.partition(":")[2] or None if userinfo else None
-    sentinels = []
-    for host in filter(None, hosts.split(",")):
-        name, _, port = host.rpartition(":") if ":" in host else (host, "", "")
-        if not name or (port and not port.isdigit()):
-            raise RedisUrlError(f"REDIS_URL: {host!r} is not host or host:port ({_SENTINEL_SYNTAX})")
-        sentinels.append((name, int(port or SENTINEL_PORT)))
-    path = [part for part in parts.path.split("/") if part]
-    if not sentinels or not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
-        raise RedisUrlError(f"REDIS_URL: {_redact(url)!r} is not a Sentinel URL ({_SENTINEL_SYNTAX})")
-    return SentinelService(
-        sentinels=tuple(sentinels),
-        service=path[0],
-        db=int(path[1]) if len(path) == 2 else 0,
-        password=password,
-    )
-
-
-def _redact(url: str) -> str:
-    return RedisTarget(url=url, unix=False).shown
 
 
 class SentinelBlockingPool(SentinelConnectionPool, BlockingConnectionPool):
@@ -197,7 +124,8 @@ def build(
     timeout: float = 2.0,
     longest_block: float = 0.0,
 ) -> tuple[ArqRedis, Redis]:
-    """(commands client, blocking client); nothing connects until first use: see `ping`.
+    """(commands client, blocking client) of one Redis or Sentinel service, the commands client also
+    arq's; nothing connects until first use: see `ping`.
 
     Every command is bounded by `timeout` (a hung Redis is an error, not a hang); the blocking client's
     reads may block for up to `longest_block` more."""
@@ -216,6 +144,22 @@ def build(
     )
     blocking.bound = read
     return commands, blocking
+
+
+def build_records(
+    target: RedisTarget, *, timeout: float = 2.0, longest_block: float = 0.0
+) -> tuple[Redis, Redis] | None:
+    """(commands client, blocking client) of a Cluster URL, as `build` makes them (None for any other:
+    `build`'s clients serve the records then)."""
+    if target.cluster is None:
+        return None
+    read = longest_block + timeout
+    return (
+        cluster.build(
+            target.cluster, size=_COMMAND_CONNECTIONS, connect=timeout, read=timeout, bound=timeout
+        ),
+        cluster.build(target.cluster, size=_BLOCKING_CONNECTIONS, connect=timeout, read=read, bound=read),
+    )
 
 
 def sync_client(url: str, timeout: float) -> SyncRedis:
@@ -245,11 +189,11 @@ async def ping(target: RedisTarget, *clients: Redis, attempts: int = 10, delay: 
             await asyncio.sleep(delay)
 
 
-async def check(url: str, attempts: int = 3) -> None:
+async def check(url: str, variable: str = "REDIS_URL", attempts: int = 3) -> None:
     """Build both clients of `url`, ping them, and close them: a launcher's check before it starts
     anything that would need them. Raises RedisUrlError or RedisUnavailable."""
-    target = parse(url)
-    clients = build(target, "", None, None)
+    target = parse(url, variable)
+    clients = build_records(target) or build(target, "", None, None)
     try:
         await ping(target, *clients, attempts=attempts)
     finally:
@@ -258,7 +202,10 @@ async def check(url: str, attempts: int = 3) -> None:
 
 async def close(*clients: Redis) -> None:
     """Close clients and their pools: a client given a pool of its own (as `build` makes them) leaves
-    the pool open on `aclose`, and its connections would stay until collected."""
+    the pool open on `aclose`, and its connections would stay until collected. (A Cluster client closes
+    its nodes' connections itself.)"""
     for client in clients:
         await client.aclose()
-        await client.connection_pool.disconnect()
+        pool = getattr(client, "connection_pool", None)
+        if pool is not None:
+            await pool.disconnect()

@@ -19,8 +19,9 @@ from ..protocol.steps import Step
 from ..settings import RunnerSettings, StoreSettings
 from . import keys, search_tags
 from .commands import now_ms, text, typed
-from .jobs import event_job
+from .jobs import EventJob, event_job
 from .keys import Field
+from .queue_side import QueueSide
 from .records import RECORD_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
 
@@ -89,11 +90,19 @@ def _configured(record: NewRecord) -> bool:
 
 class Interactions:
     def __init__(
-        self, redis: Redis, scripts: Scripts, store: StoreSettings, runner: RunnerSettings, queue_name: str
+        self,
+        redis: Redis,
+        scripts: Scripts,
+        queue: QueueSide,
+        store: StoreSettings,
+        runner: RunnerSettings,
+        queue_name: str,
     ) -> None:
         self.redis = typed(redis)
         self.queue_name = queue_name
         self.scripts = scripts
+        #: the running set, the channels and the webhook jobs (store/queue_side.py)
+        self.queue = queue
         self.store = store
         self.ttl_ms = store.ttl_seconds * 1000
         self.lease_ms = int(runner.lease_seconds * 1000)
@@ -162,8 +171,17 @@ class Interactions:
         stores (None: none); one stored already ended queues its webhook job."""
         ended = record is not None and record.status in lifecycle.NOTIFIED
         notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
+        gate, *shared = notify.keys
+        member = keys.member(tenant, interaction_id)
+        if lease_deadline != "" and not self.queue.together:
+            # watched first: a crash before the store leaves a member with no record, which the reaper drops
+            await self.queue.watch(member, int(lease_deadline))
         result = await self.scripts.create(
-            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING, *notify.keys],
+            keys=[
+                keys.interaction(tenant, interaction_id),
+                gate,
+                *self.queue.script_keys(keys.RUNNING, *shared),
+            ],
             args=[
                 keys.tenant_prefix(tenant),
                 previous_interaction_id or "",
@@ -173,7 +191,7 @@ class Interactions:
                 mode,
                 checked.expiry if checked else "",
                 lease_deadline,
-                keys.member(tenant, interaction_id),
+                member,
                 packed,
                 _UNFINISHED,
                 notify.job,
@@ -185,6 +203,8 @@ class Interactions:
                 checked.root if checked else "",
             ],
         )
+        if not self.queue.together:
+            await self._after_create(result, member, watched=lease_deadline != "", notify=notify)
         steps = self._chain_steps(result, previous_interaction_id or "")
         return Chain(
             steps=steps if mode == "walk" else None,
@@ -192,6 +212,17 @@ class Interactions:
             depth=int(result[3]),
             root=text(result[4]),
         )
+
+    async def _after_create(
+        self, result: Sequence[Any], member: str, *, watched: bool, notify: EventJob
+    ) -> None:
+        """Apart from the running set (store/queue_side.py): a refused create is not watched, and a stored
+        one that ended queues its webhook job when create.lua found it due."""
+        if text(result[0]) != "ok":
+            if watched:
+                await self.queue.forget(member)
+        elif text(result[5]):
+            await self.queue.queue_event_job(notify)
 
     def _chain_steps(self, result: Sequence[Any], start: str) -> list[Step]:
         outcome = text(result[0])
@@ -231,23 +262,28 @@ class Interactions:
     async def delete(self, tenant: str, *interaction_ids: str) -> int:
         """Delete interactions (with their logs, and their places in the search indexes); one still
         running is told to stop. Returns how many existed."""
-        deleted = await self.scripts.delete(
-            keys=[keys.RUNNING],
+        together = self.queue.together
+        result = await self.scripts.delete(
+            keys=[keys.search_expiries(tenant), *self.queue.script_keys(keys.RUNNING)],
             args=[
                 keys.tenant_prefix(tenant),
                 tenant,
-                keys.CANCEL_CHANNEL,
+                keys.CANCEL_CHANNEL if together else "",
                 _UNFINISHED,
                 keys.EVENTS_SUFFIX,
                 keys.ACK_SUFFIX,
                 *interaction_ids,
             ],
         )
-        return int(deleted)
+        if not together:
+            running = [keys.member(tenant, text(each)) for each in result[1:]]
+            await self.queue.forget(*running)
+            await self.queue.cancel(running)
+        return int(result[0])
 
     async def broadcast_forget(self, tenant: str) -> None:
         """Every process drops the histories it caches for this tenant (after a delete)."""
-        await self.redis.publish(keys.FORGET_CHANNEL, tenant)
+        await self.queue.forget_tenant(tenant)
 
 
 def _prev(previous_interaction_id: str | None) -> list[Any]:

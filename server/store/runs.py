@@ -22,6 +22,7 @@ from . import keys
 from .commands import now_ms, text, typed
 from .jobs import event_job
 from .keys import Field
+from .queue_side import QueueSide
 from .records import encode
 from .scripts import Scripts
 
@@ -84,6 +85,7 @@ class Runs:
         redis: Redis,
         blocking: Redis,
         scripts: Scripts,
+        queue: QueueSide,
         store: StoreSettings,
         runner: RunnerSettings,
         queue_name: str,
@@ -92,6 +94,8 @@ class Runs:
         self.queue_name = queue_name
         self.blocking = typed(blocking)
         self.scripts = scripts
+        #: the running set, the cancel channel and the webhook jobs (store/queue_side.py)
+        self.queue = queue
         self.max_attempts = runner.max_attempts
         self.ttl_ms = store.ttl_seconds * 1000
         self.log_ttl_ms = store.event_log_ttl_seconds * 1000
@@ -99,26 +103,43 @@ class Runs:
 
     async def claim(self, tenant: str, interaction_id: str, queued_fence: int) -> Claim:
         """CLAIM for the job queued under `queued_fence`: a new fence and a lease."""
+        deadline, member = now_ms() + self.lease_ms, keys.member(tenant, interaction_id)
         result = await self.scripts.claim(
-            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
-            args=[
-                now_ms() + self.lease_ms,
-                keys.member(tenant, interaction_id),
-                self.max_attempts,
-                str(queued_fence),
-                _moves(Event.CLAIM),
-            ],
+            keys=[keys.interaction(tenant, interaction_id), *self.queue.script_keys(keys.RUNNING)],
+            args=[deadline, member, self.max_attempts, str(queued_fence), _moves(Event.CLAIM)],
         )
         if text(result[0]) != "ok":
             raise _refused(interaction_id, result)
+        if not self.queue.together:
+            await self.queue.watch(member, deadline)
         return Claim(fence=int(result[1]), seq=int(result[2]))
 
     async def append(self, runs: Sequence[RunBatch]) -> list[StoreConflict | None]:
         """Write the batches of many runs in one call and renew their leases; also their heartbeat.
 
-        Per run: None once written, or why it was not (Fenced, or StatusChanged: e.g. a cancel)."""
-        keys_: list[str] = [keys.RUNNING]
-        args: list[Any] = [now_ms() + self.lease_ms, self.ttl_ms, _WRITABLE]
+        Per run: None once written, or why it was not (Fenced, or StatusChanged: e.g. a cancel). Apart
+        from the running set (a Cluster), one call per tenant, whose keys share a slot."""
+        deadline = now_ms() + self.lease_ms
+        if self.queue.together:
+            return await self._append(runs, deadline, [keys.RUNNING])
+        by_tenant: dict[str, list[RunBatch]] = {}
+        for run in runs:
+            by_tenant.setdefault(run.tenant, []).append(run)
+        outcomes: dict[int, StoreConflict | None] = {}
+        renewed: dict[str, int] = {}
+        for group in by_tenant.values():
+            for run, outcome in zip(group, await self._append(group, deadline, []), strict=True):
+                outcomes[id(run)] = outcome
+                if outcome is None:
+                    renewed[keys.member(run.tenant, run.interaction_id)] = deadline
+        await self.queue.renew(renewed)
+        return [outcomes[id(run)] for run in runs]
+
+    async def _append(
+        self, runs: Sequence[RunBatch], deadline: int, running: list[str]
+    ) -> list[StoreConflict | None]:
+        keys_: list[str] = []
+        args: list[Any] = [deadline, self.ttl_ms, _WRITABLE]
         for run in runs:
             keys_ += [
                 keys.interaction(run.tenant, run.interaction_id),
@@ -127,7 +148,7 @@ class Runs:
             args += [run.fence, keys.member(run.tenant, run.interaction_id), len(run.events)]
             for seq, frame in run.events:
                 args += [seq, frame]
-        results = await self.scripts.append(keys=keys_, args=args)
+        results = await self.scripts.append(keys=keys_ + running, args=args)
         return [_append_outcome(text(r)) for r in results]
 
     async def finish(
@@ -164,28 +185,39 @@ class Runs:
         ]
         for item in events:
             args += item if isinstance(item, tuple) else [item]
+        gate, *shared = notify.keys
         result = await self.scripts.finish(
             keys=[
                 keys.interaction(tenant, interaction_id),
                 keys.events(tenant, interaction_id),
-                keys.RUNNING,
                 keys.cancel_ack(tenant, interaction_id),
-                *notify.keys,
+                gate,
+                *self.queue.script_keys(keys.RUNNING, *shared),
             ],
             args=args,
         )
         if text(result[0]) != "ok":
             raise _refused(interaction_id, result)
+        if not self.queue.together:
+            # in this order: a crash between leaves an ended run watched, which the reaper finishes off
+            if text(result[3]):
+                await self.queue.queue_event_job(notify)
+            await self.queue.forget(keys.member(tenant, interaction_id))
         return Finished(seq=int(result[1]), status=text(result[2]))
 
     async def cancel(self, tenant: str, interaction_id: str, updated: str) -> str:
         """CANCEL, and the cancel signal to every process; returns the status it was cancelled from."""
+        member = keys.member(tenant, interaction_id)
+        channel = keys.CANCEL_CHANNEL if self.queue.together else ""
         result = await self.scripts.cancel(
             keys=[keys.interaction(tenant, interaction_id)],
-            args=[keys.CANCEL_CHANNEL, keys.member(tenant, interaction_id), updated, _moves(Event.CANCEL)],
+            args=[channel, member, updated, _moves(Event.CANCEL)],
         )
         if text(result[0]) != "ok":
             raise _refused(interaction_id, result)
+        if not channel:
+            # a message lost here still stops the run: its next write finds it cancelling
+            await self.queue.cancel([member])
         return text(result[1])
 
     async def wait_cancel_ack(self, tenant: str, interaction_id: str, seconds: float) -> bool:
@@ -203,18 +235,15 @@ class Runs:
         self, tenant: str, interaction_id: str, seen_fence: int, pickup_ms: int, *, refund: bool
     ) -> int:
         """REQUEUE: hand the run to a new job; returns the fence the new job is queued under."""
+        deadline, member = now_ms() + pickup_ms, keys.member(tenant, interaction_id)
         result = await self.scripts.requeue(
-            keys=[keys.interaction(tenant, interaction_id), keys.RUNNING],
-            args=[
-                now_ms() + pickup_ms,
-                keys.member(tenant, interaction_id),
-                seen_fence,
-                "1" if refund else "0",
-                _moves(Event.REQUEUE),
-            ],
+            keys=[keys.interaction(tenant, interaction_id), *self.queue.script_keys(keys.RUNNING)],
+            args=[deadline, member, seen_fence, "1" if refund else "0", _moves(Event.REQUEUE)],
         )
         if text(result[0]) != "ok":
             raise _refused(interaction_id, result)
+        if not self.queue.together:
+            await self.queue.watch(member, deadline)
         return int(result[1])
 
     # -- lost runs -------------------------------------------------------------------------------------
@@ -222,7 +251,7 @@ class Runs:
     async def due(self, limit: int = 100) -> list[str]:
         """Runs whose lease (or pickup deadline) ran out, each pushed back so a dying reaper loses none."""
         retry_ms = max(self.lease_ms, 5000)
-        members = await self.scripts.reap(keys=[keys.RUNNING], args=[now_ms(), retry_ms, limit])
+        members = await self.queue.scripts.reap(keys=[keys.RUNNING], args=[now_ms(), retry_ms, limit])
         return [text(m) for m in members]
 
     async def state(self, tenant: str, interaction_id: str) -> RunState:
@@ -240,10 +269,18 @@ class Runs:
 
     async def watch(self, tenant: str, interaction_id: str, deadline_ms: int) -> None:
         """Give a run (not yet claimed) until `deadline_ms` before the reaper looks at it again."""
-        await self.redis.zadd(keys.RUNNING, {keys.member(tenant, interaction_id): deadline_ms})
+        await self.queue.watch(keys.member(tenant, interaction_id), deadline_ms)
 
     async def forget(self, tenant: str, interaction_id: str) -> None:
-        await self.redis.zrem(keys.RUNNING, keys.member(tenant, interaction_id))
+        await self.queue.forget(keys.member(tenant, interaction_id))
+
+    async def forget_ended(self, tenant: str, interaction_id: str, status: str | None) -> None:
+        """Forget a run the reaper found ended (or gone). Apart from the running set, a crash may have cut
+        its settle short of queueing its webhook job (store/queue_side.py): it is queued again, which does
+        nothing when it is queued already, and sends nothing twice (the delivered marks)."""
+        if not self.queue.together and status in lifecycle.NOTIFIED:
+            await self.queue.queue_event_job(event_job(self.queue_name, tenant, interaction_id))
+        await self.forget(tenant, interaction_id)
 
 
 def _append_outcome(result: str) -> StoreConflict | None:

@@ -66,6 +66,7 @@ class Search:
         fields = _FIELDS if with_input else _NO_INPUT
         top = _highest(query, start)
         result = await self.scripts.search(
+            keys=[keys.search_expiries(tenant)],
             args=[
                 keys.tenant_prefix(tenant),
                 query.tags,
@@ -76,7 +77,7 @@ class Search:
                 limit,
                 budget,
                 *fields,
-            ]
+            ],
         )
         rows, where = result
         width = 2 + len(fields)

@@ -16,6 +16,9 @@ Both clients are built here from one parsed REDIS_URL (store/connection.py) and 
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
 path's Redis work, go over a third, pipelined client of the same URL (store/direct.py) where it can serve
 it (plain TCP and unix sockets; with TLS they use the commands client).
+
+With REDIS_QUEUE_URL (required with a Cluster REDIS_URL), the keys every tenant shares (arq's queue, the
+running set, the channels) live on that Redis, with clients of their own (store/queue_side.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
 from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
+from .queue_side import QueueSide
 from .replica_acks import ReplicaGate
 from .runs import Runs
 from .scripts import Scripts
@@ -44,27 +48,34 @@ from .webhooks import Webhooks
 
 
 class Store:
-    def __init__(self, settings: Settings, redis: ArqRedis, blocking: Redis) -> None:
+    def __init__(
+        self, settings: Settings, redis: Redis, blocking: Redis, queue: tuple[ArqRedis, Redis] | None = None
+    ) -> None:
+        """`queue`: the clients of REDIS_QUEUE_URL (None: `redis`, which is then arq's client, has it all)."""
         self.settings = settings
-        #: commands, pub/sub and arq's queue (and the scripts when there is no direct client)
+        #: commands and the scripts of the records (when there is no direct client)
         self.redis = redis
         #: reads that block (a followed log, a cancel's acknowledgement)
         self.blocking = blocking
         store, runner = settings.store, settings.runner
-        url, timeout = settings.redis_url or "", store.redis_timeout_seconds
         acks = ReplicaGate(store.replica_acks, store.replica_ack_timeout_ms) if store.replica_acks else None
-        #: the scripts' pipelined connections (none when they wait for replicas); it connects on first use
-        self.direct = (
-            DirectRedis(url, bound=timeout, connect_timeout=timeout)
-            if DirectRedis.supports(url) and acks is None
-            else None
-        )
+        #: the scripts' pipelined connections (none when they wait for replicas); they connect on first use
+        self.direct = self._direct(settings.redis_url or "", acks)
         scripts = Scripts(redis, self.direct, acks)
-        queue = settings.worker.queue_name
-        self.interactions = Interactions(redis, scripts, store, runner, queue)
-        self.runs = Runs(redis, blocking, scripts, store, runner, queue)
+        if queue is None:
+            assert isinstance(redis, ArqRedis)
+            self.queue_direct = None
+            self.queue = QueueSide(redis, blocking, scripts, together=True)
+        else:
+            self.queue_direct = self._direct(settings.redis_queue_url or "", acks)
+            self.queue = QueueSide(*queue, Scripts(queue[0], self.queue_direct, acks), together=False)
+        name = settings.worker.queue_name
+        self.interactions = Interactions(redis, scripts, self.queue, store, runner, name)
+        self.runs = Runs(redis, blocking, scripts, self.queue, store, runner, name)
         self.log = EventLogStore(redis, blocking)
-        self.jobs = Jobs(redis, blocking, scripts, settings.worker.queue_name, store.redis_timeout_seconds)
+        self.jobs = Jobs(
+            self.queue.redis, self.queue.blocking, self.queue.scripts, name, store.redis_timeout_seconds
+        )
         self.idempotency = IdempotencyKeys(redis, store.idempotency_ttl_seconds)
         self.webhook_outcomes = WebhookOutcomes(redis, scripts, settings.webhooks)
         self.webhooks = Webhooks(redis, scripts)
@@ -73,30 +84,43 @@ class Store:
         self.search = Search(scripts)
         self.deletions = Deletions(redis)
 
+    def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | None:
+        """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for
+        replicas (a WAIT would hold every request pipelined on its connection)."""
+        timeout = self.settings.store.redis_timeout_seconds
+        if not DirectRedis.supports(url) or acks is not None:
+            return None
+        return DirectRedis(url, bound=timeout, connect_timeout=timeout)
+
     @classmethod
     async def open(cls, settings: Settings) -> Store:
         if settings.redis_url is None:
             raise connection.RedisUrlError("REDIS_URL is not set")
         target = connection.parse(settings.redis_url)
-        runner = settings.runner
-        redis, blocking = connection.build(
-            target,
-            settings.worker.queue_name,
-            job_serializer,
-            job_deserializer,
-            timeout=settings.store.redis_timeout_seconds,
-            longest_block=max(
-                runner.keepalive_seconds,
-                runner.cancel_ack_timeout_seconds,
-                settings.worker.poll_delay_ms / 1000,
-            ),
+        if target.cluster is not None and settings.store.replica_acks:
+            raise connection.RedisUrlError(
+                "store.replica_acks: not supported with a Cluster REDIS_URL (set it to 0; a Cluster's "
+                "primaries have their own replicas, and WAIT counts one node's)"
+            )
+        timeouts = _timeouts(settings)
+        clients = connection.build_records(target, **timeouts) or connection.build(
+            target, settings.worker.queue_name, job_serializer, job_deserializer, **timeouts
         )
+        opened: list[Redis] = list(clients)
         try:
-            await connection.ping(target, redis, blocking)
+            await connection.ping(target, *clients)
+            queue = None
+            if settings.redis_queue_url is not None:
+                queue_target = connection.parse(settings.redis_queue_url, "REDIS_QUEUE_URL")
+                queue = connection.build(
+                    queue_target, settings.worker.queue_name, job_serializer, job_deserializer, **timeouts
+                )
+                opened += queue
+                await connection.ping(queue_target, *queue)
         except BaseException:
-            await connection.close(blocking, redis)
+            await connection.close(*opened)
             raise
-        return cls(settings, redis, blocking)
+        return cls(settings, *clients, queue)
 
     async def unready(self) -> str | None:
         """Why this process cannot serve now, or None: both clients must answer, and some worker must
@@ -104,9 +128,11 @@ class Store:
         worker = self.settings.worker
         try:
             async with asyncio.timeout(2):
-                await self.redis.ping()
-                await self.blocking.ping()
-                consumers = await heartbeats.alive(self.redis, worker.queue_name, worker.heartbeat_seconds)
+                for client in {self.redis, self.blocking, self.queue.redis, self.queue.blocking}:
+                    await client.ping()
+                consumers = await heartbeats.alive(
+                    self.queue.redis, worker.queue_name, worker.heartbeat_seconds
+                )
         except TimeoutError:
             return "Redis does not answer (nothing within 2 s)"
         except Exception as exc:
@@ -120,6 +146,17 @@ class Store:
         return None
 
     async def close(self) -> None:
-        if self.direct is not None:
-            await self.direct.aclose()
-        await connection.close(self.blocking, self.redis)
+        for direct in (self.direct, self.queue_direct):
+            if direct is not None:
+                await direct.aclose()
+        await connection.close(*{self.blocking, self.redis, self.queue.redis, self.queue.blocking})
+
+
+def _timeouts(settings: Settings) -> dict[str, float]:
+    runner = settings.runner
+    return {
+        "timeout": settings.store.redis_timeout_seconds,
+        "longest_block": max(
+            runner.keepalive_seconds, runner.cancel_ack_timeout_seconds, settings.worker.poll_delay_ms / 1000
+        ),
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.observability.logs import redact_url
-from server.store.connection import RedisUrlError, SentinelService, parse
+from server.store.redis_urls import RedisUrlError, SentinelService, parse
 
 
 def test_the_sentinel_form_names_sentinels_service_db_and_password() -> None:

@@ -5,14 +5,17 @@
 -- the request had a webhook_config (its hash field `wh`).
 -- `n` is the table of the caller's arguments for it: gate (the tenant's enabled-webhooks set), job_key,
 -- queue, wake (the token list), job (its id; '' when the caller has none), blob, now (ms), ttl (ms of the
--- job key), cap (most tokens kept).
+-- job key), cap (most tokens kept). With no job_key, the queue is on another Redis (store/queue_side.py):
+-- the job is only found due, and the caller queues it.
+-- Returns whether the job is due.
 local function queue_event_job(n, configured)
-  if n.job == '' then return end
-  if not configured and redis.call('SCARD', n.gate) == 0 then return end
-  if redis.call('EXISTS', n.job_key) == 1 then return end
+  if n.job == '' then return false end
+  if not configured and redis.call('SCARD', n.gate) == 0 then return false end
+  if not n.job_key or redis.call('EXISTS', n.job_key) == 1 then return true end
   redis.call('PSETEX', n.job_key, n.ttl, n.blob)
   redis.call('ZADD', n.queue, n.now, n.job)
   if redis.call('RPUSH', n.wake, n.job) > tonumber(n.cap) then
     redis.call('LTRIM', n.wake, -tonumber(n.cap), -1)
   end
+  return true
 end

@@ -2,14 +2,17 @@
 -- Also the heartbeat (a run with no events). Each run gets back its status, so a cancel is noticed on the
 -- next flush even if its pub/sub message was lost; a run whose interaction is not in a writable status
 -- (lifecycle.WRITABLE), or whose fence moved on, writes nothing.
--- KEYS[1] running set, then per run: its hash, its event log
+-- KEYS: per run, its hash and its event log; then the running set when it is on this Redis
+-- (store/queue_side.py; apart, the caller renews the leases of the runs that wrote)
 -- ARGV[1] lease deadline ms, ARGV[2] ttl ms of a running interaction's log (its record's; finish.lua
 -- shortens it), ARGV[3] the writable statuses, then per run: fence, member, n, then n times seq, frame
 -- Returns per run 'ok' | 'fenced' | the status that stopped the write
 local results = {}
 local a = 4
-for i = 1, (#KEYS - 1) / 2 do
-  local hash, log = KEYS[2 * i], KEYS[2 * i + 1]
+local runs = math.floor(#KEYS / 2)
+local running = KEYS[2 * runs + 1]
+for i = 1, runs do
+  local hash, log = KEYS[2 * i - 1], KEYS[2 * i]
   local fence, member, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
   a = a + 3
   local f = redis.call('HMGET', hash, 'fence', 'status')
@@ -28,7 +31,7 @@ for i = 1, (#KEYS - 1) / 2 do
       redis.call('HSET', hash, 'seq', seq)
       redis.call('PEXPIRE', log, ARGV[2])
     end
-    redis.call('ZADD', KEYS[1], 'XX', ARGV[1], member)
+    if running then redis.call('ZADD', running, 'XX', ARGV[1], member) end
     results[i] = 'ok'
   end
   a = a + 2 * n

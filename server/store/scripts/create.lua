@@ -4,8 +4,9 @@
 -- comes before the new turn's, and then all of them, to half a TTL beyond it: so the O(depth) walk happens
 -- at most once per half TTL of a conversation, unless the caller needs the chain's steps (`walk`).
 -- An interaction stored already ended queues its webhook job (_notify.lua) when the caller gives one.
--- KEYS[1] the interaction's hash, KEYS[2] the running set, KEYS[3..6] the webhook job's: the tenant's
--- enabled webhooks, the job key, the queue, the token list
+-- KEYS[1] the interaction's hash, KEYS[2] the tenant's enabled webhooks, then the shared keys when they
+-- are on this Redis (store/queue_side.py): KEYS[3] the running set, KEYS[4..6] the webhook job's key, the
+-- queue, the token list
 -- ARGV[1] tenant key prefix, ARGV[2] previous interaction id or '', ARGV[3] ttl ms, ARGV[4] max depth,
 -- ARGV[5] now ms, ARGV[6] chain: 'walk' (check it, return its steps), 'check', or 'skip' (checked before)
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms, if
@@ -19,13 +20,15 @@
 -- interaction, from an earlier check ('' if none)
 -- The new interaction notes its conversation (`root`, the chain's first interaction) and its tags (`ix`),
 -- and joins their indexes; the parent's indexes are kept as long as the parent.
--- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root} or {error, id}.
+-- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root, '1' if a webhook job
+-- is due else ''} or {error, id}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])
 local chain = {}
 local chain_expiry = ARGV[7]
 local depth = 1
 local root = ARGV[18]
+local due = false
 if prev ~= '' and mode ~= 'skip' then
   local parent = prefix .. prev
   local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth', 'root', 'ix')
@@ -72,8 +75,8 @@ if ARGV[10] ~= '' then
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
   add_to_indexes(prefix, id, tags, now, now + ttl, now + ttl + math.floor(ttl / 2))
-  if ARGV[8] ~= '' then redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9]) end
-  queue_event_job({gate = KEYS[3], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
+  if ARGV[8] ~= '' and KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9]) end
+  due = queue_event_job({gate = KEYS[2], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')
 end
-return {'ok', chain, chain_expiry, depth, root}
+return {'ok', chain, chain_expiry, depth, root, due and '1' or ''}

@@ -2,8 +2,9 @@
 -- events in one step, so a reader that sees the terminal event can trust the record, and cancel and
 -- completion have one winner.
 -- A status its webhooks hear of (ARGV[14]) also queues their job (_notify.lua).
--- KEYS[1] hash, KEYS[2] event log, KEYS[3] running set, KEYS[4] cancel acknowledgement list,
--- KEYS[5..8] the webhook job's: the tenant's enabled webhooks, the job key, the queue, the token list
+-- KEYS[1] hash, KEYS[2] event log, KEYS[3] cancel acknowledgement list, KEYS[4] the tenant's enabled
+-- webhooks, then the shared keys when they are on this Redis (store/queue_side.py): KEYS[5] the running
+-- set, KEYS[6..8] the webhook job's key, the queue, the token list
 -- ARGV[1] fence of the runner, or '' for an administrative settle (a cancel or reaper without a live run):
 --         it takes a new fence so a late runner is refused, and numbers the events itself
 -- ARGV[2] the event's moves, ARGV[3] the status whose end a cancel waits for (its ack list is pushed),
@@ -11,7 +12,8 @@
 -- ARGV[8] ack ttl ms, ARGV[9] the webhook job's id, ARGV[10] the job, ARGV[11] now ms,
 -- ARGV[12] its key's ttl ms, ARGV[13] most wake tokens kept, ARGV[14] the statuses webhooks hear of,
 -- ARGV[15..] runner: seq, frame, ... ; administrative: frame, ... (SSE frames whose JSON has no event_id yet)
--- Returns {'ok', last seq, new status} | {'missing'} | {'fenced', current} | {'status', current}
+-- Returns {'ok', last seq, new status, '1' if a webhook job is due else ''} | {'missing'} |
+-- {'fenced', current} | {'status', current}
 local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log', 'wh')
 if not f[2] then return {'missing'} end
 if ARGV[1] ~= '' and f[1] ~= ARGV[1] then return {'fenced', f[2]} end
@@ -36,14 +38,15 @@ else
   end
 end
 redis.call('HSET', KEYS[1], 'status', target, 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq)
-redis.call('ZREM', KEYS[3], ARGV[7])
+if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if logged then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
 if f[2] == ARGV[3] then
-  redis.call('RPUSH', KEYS[4], '1')
-  redis.call('PEXPIRE', KEYS[4], ARGV[8])
+  redis.call('RPUSH', KEYS[3], '1')
+  redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
+local due = false
 if one_of(ARGV[14], target) then
-  queue_event_job({gate = KEYS[5], job_key = KEYS[6], queue = KEYS[7], wake = KEYS[8], job = ARGV[9],
+  due = queue_event_job({gate = KEYS[4], job_key = KEYS[6], queue = KEYS[7], wake = KEYS[8], job = ARGV[9],
     blob = ARGV[10], now = ARGV[11], ttl = ARGV[12], cap = ARGV[13]}, f[5] == '1')
 end
-return {'ok', tostring(seq), target}
+return {'ok', tostring(seq), target, due and '1' or ''}

@@ -3,6 +3,7 @@
 -- stopped, and looks at no more than a budget of ids, so a page costs what it reads, never what the tenant
 -- holds: a sparse filter may return a short page (even an empty one) with a place to go on from. Ids of
 -- interactions that expired are removed from the index read as they are met.
+-- KEYS[1] a key of the tenant (on a Cluster, where the script runs)
 -- ARGV[1] tenant key prefix, ARGV[2] the tags, space-separated (at least one), ARGV[3] the statuses
 -- ('' for any), ARGV[4] the highest creation ms to read ('+inf' for none), ARGV[5] the lowest ('-inf',
 -- or '(' .. ms), ARGV[6] the id the last page stopped at, whose creation ms is ARGV[4] ('' for none: the
