@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
+from redis.exceptions import ClusterDownError, SlotNotCoveredError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -18,8 +19,16 @@ from ..observability import metrics
 
 log = logging.getLogger(__name__)
 
-#: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage)
-UNAVAILABLE = (RedisConnectionError, RedisTimeoutError, ConnectionError, TimeoutError)
+#: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage), and a
+#: Cluster that has lost a node (store/cluster.py's SlotMoving is a connection error: a slot moving)
+UNAVAILABLE = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ConnectionError,
+    TimeoutError,
+    ClusterDownError,
+    SlotNotCoveredError,
+)
 
 
 class Outage:
