@@ -109,9 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             listen.check_free(settings.http.host, settings.metrics.port)
         if lock is not None:
             redis_process = start_redis(settings, lock, url)
-        asyncio.run(connection.check(os.environ["REDIS_URL"]))
-        if settings.redis_queue_url is not None:
-            asyncio.run(connection.check(settings.redis_queue_url, "REDIS_QUEUE_URL"))
+        check_redis(settings)
         return serve(settings, url, embedded=redis_process is not None)
     except (LockHeld, listen.PortInUse, RedisStartError, connection.RedisUnavailable) as exc:
         return fail(str(exc), 1)
@@ -122,6 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             redis_process.stop()
         if lock is not None:
             lock.release()
+
+
+def check_redis(settings: Settings) -> None:
+    """Both Redis URLs answer (REDIS_URL is the embedded Redis's by now, when it was not set)."""
+    asyncio.run(connection.check(os.environ["REDIS_URL"]))
+    if settings.redis_queue_url is not None:
+        asyncio.run(connection.check(settings.redis_queue_url, "REDIS_QUEUE_URL"))
 
 
 def start_redis(settings: Settings, lock: ServerLock, url: str) -> RedisProcess:

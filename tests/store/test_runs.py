@@ -175,7 +175,7 @@ async def test_the_running_set_follows_a_run_from_queued_to_its_end(store: Store
 
 
 async def test_an_end_a_webhook_listens_for_queues_its_job_on_the_queues_redis(store: Store) -> None:
-    await store.redis.sadd(keys.webhooks_enabled(TENANT), "wh_1")
+    await store.redis.execute_command("SADD", keys.webhooks_enabled(TENANT), "wh_1")
     await queued(store, "a")
     claim = await store.runs.claim(TENANT, "a", 0)
     await finish(store, "a", Event.COMPLETE, claim.fence)
@@ -209,7 +209,7 @@ async def test_a_cancel_and_a_delete_reach_the_runs_through_the_queues_redis(sto
         await queued(store, "b")
         await store.runs.claim(TENANT, "b", 0)
         assert await store.interactions.delete(TENANT, "b", "never") == 1
-        heard = []
+        heard: list[bytes] = []
         deadline = time.monotonic() + 5
         while len(heard) < 2 and time.monotonic() < deadline:
             message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
