@@ -125,7 +125,9 @@ class Runtime:
         )
         self._tasks = [
             asyncio.create_task(
-                signals.listen(self.store.queue.redis, channels, listening, self.outage, self.histories.forget_all)
+                signals.listen(
+                    self.store.queue.redis, channels, listening, self.outage, self.histories.forget_all
+                )
             ),
             asyncio.create_task(reap),
             asyncio.create_task(self.writer.run()),

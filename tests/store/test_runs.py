@@ -6,7 +6,8 @@ where the store changes them in commands of their own (store/queue_side.py)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
+from typing import cast
 
 import pytest
 from redis.asyncio import Redis
@@ -175,7 +176,7 @@ async def test_the_running_set_follows_a_run_from_queued_to_its_end(store: Store
 
 
 async def test_an_end_a_webhook_listens_for_queues_its_job_on_the_queues_redis(store: Store) -> None:
-    await store.redis.execute_command("SADD", keys.webhooks_enabled(TENANT), "wh_1")
+    await cast("Awaitable[int]", store.redis.sadd(keys.webhooks_enabled(TENANT), "wh_1"))
     await queued(store, "a")
     claim = await store.runs.claim(TENANT, "a", 0)
     await finish(store, "a", Event.COMPLETE, claim.fence)
