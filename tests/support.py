@@ -234,7 +234,8 @@ class Stack:
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("GEMINI_", "GOOGLE_")) and k not in ("REDIS_URL", "REDIS_QUEUE_URL", "EMBEDDED_WORKER")
+            if not k.startswith(("GEMINI_", "GOOGLE_"))
+            and k not in ("REDIS_URL", "REDIS_QUEUE_URL", "EMBEDDED_WORKER")
         }
         env.update(
             IX_CONFIG=str(self.config_path), IX_MODELS=str(self.models_path), IX_DATA_DIR=str(self.data_dir)

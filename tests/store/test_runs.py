@@ -13,17 +13,16 @@ import pytest
 from redis.asyncio import Redis
 
 from server import settings as settings_module
-from server.launch.redis_process import RedisProcess
-from server.store import keys
-from server.store.jobs import event_job
-
 from server.errors import AttemptsExhausted, Fenced, NotFound, StaleJob, StatusChanged
+from server.launch.redis_process import RedisProcess
 from server.protocol import lifecycle
 from server.protocol import status as st
 from server.protocol.interaction import InteractionConfig
 from server.protocol.lifecycle import Event
 from server.protocol.records import Output, StoredConfig
+from server.store import keys
 from server.store.interactions import NewRecord
+from server.store.jobs import event_job
 from server.store.runs import Finished, RunBatch
 from server.store.store import Store
 
