@@ -13,6 +13,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from ..observability import spans
 from .direct import DirectRedis, sha1
@@ -87,9 +88,14 @@ class Script:
         if self.direct is not None:
             return await self.direct.evalsha(self.sha, self.source, keys, args)
         assert self.fallback is not None
-        if self.gate is None:
+        if self.gate is not None:
+            return await self.gate.write(self.redis, self.fallback, self.name, keys, args)
+        try:
             return await self.fallback(keys=keys, args=args)
-        return await self.gate.write(self.redis, self.fallback, self.name, keys, args)
+        except NoScriptError:
+            # redis-py loaded it and its node still lacks it: a Cluster node that a slot moved to was seen
+            # to (store/cluster.py). EVAL sends the source with the call; a NOSCRIPT means nothing ran.
+            return await self.redis.eval(self.source, len(keys), *keys, *args)  # type: ignore[misc, arg-type]
 
 
 class Scripts:

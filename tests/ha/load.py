@@ -87,3 +87,24 @@ class Follower(threading.Thread):
             if self.last_type not in TERMINAL:
                 self.resumed += 1
         self.client.close()
+
+
+class Chainer(Creator):
+    """A conversation continued turn after turn: each request continues the last acknowledged one."""
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        super().__init__(base_url, api_key, {"model": "echo", "input": "next"})
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            body = {**self.body, **({"previous_interaction_id": self.acked[-1][1]} if self.acked else {})}
+            try:
+                reply = self.client.post(PATH, json=body)
+                outcome = str(reply.status_code)
+                if reply.status_code == 200:
+                    self.acked.append((time.monotonic(), reply.json()["id"]))
+            except httpx.HTTPError as exc:
+                outcome = type(exc).__name__
+            if outcome != "200":
+                self.failed.append((started, outcome, time.monotonic() - started))
