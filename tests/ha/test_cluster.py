@@ -15,6 +15,7 @@ from google.genai._interactions import NotFoundError
 
 from server.store import keys
 
+from ..replies import all_events, id_of, interaction
 from ..support import TOPOLOGIES, Stack, new_key, sdk, tenant_of
 from ..waiting import until
 from .cluster_nodes import Cluster, redis_cluster
@@ -43,24 +44,26 @@ def test_the_lifecycle_chains_streams_and_cancels_run_on_the_cluster(
     stack, cluster = clustered
     key = new_key()
     client = sdk(stack.url, key)
-    first = client.interactions.create(model="echo", input="one")
-    assert first.status == "completed" and first.id is not None
-    second = client.interactions.create(model="echo", input="two", previous_interaction_id=first.id)
-    assert second.id is not None and client.interactions.get(id=second.id).previous_interaction_id == first.id
+    first = id_of(interaction(client.interactions.create(model="echo", input="one")))
+    second = id_of(
+        interaction(client.interactions.create(model="echo", input="two", previous_interaction_id=first))
+    )
+    assert client.interactions.get(id=second).previous_interaction_id == first
     streamed = [
-        event.event_type for event in client.interactions.create(model="echo", input="s", stream=True)
+        event.event_type
+        for event in all_events(client.interactions.create(model="echo", input="s", stream=True))
     ]
     assert streamed[0] == "interaction.created" and streamed[-1] == "interaction.completed"
-    background = client.interactions.create(model="echo", input="later", background=True)
-    assert background.id is not None
-    until(lambda: client.interactions.get(id=background.id).status == "completed", timeout=15)
-    slow = client.interactions.create(model="echo-slow", input="word " * 400, background=True)
-    assert slow.id is not None
-    until(lambda: client.interactions.get(id=slow.id).status == "in_progress", timeout=15)
-    assert client.interactions.cancel(id=slow.id).status == "cancelled"
-    client.interactions.delete(id=first.id)
+    background = id_of(interaction(client.interactions.create(model="echo", input="later", background=True)))
+    until(lambda: client.interactions.get(id=background).status == "completed", timeout=15)
+    slow = id_of(
+        interaction(client.interactions.create(model="echo-slow", input="word " * 400, background=True))
+    )
+    until(lambda: client.interactions.get(id=slow).status == "in_progress", timeout=15)
+    assert client.interactions.cancel(id=slow).status == "cancelled"
+    client.interactions.delete(id=first)
     with pytest.raises(NotFoundError):
-        client.interactions.get(id=first.id)
+        client.interactions.get(id=first)
 
     # the tenant's records are on the one node serving its slot; the queue's Redis holds none of them
     tenant = tenant_of(key)
