@@ -7,6 +7,7 @@ StatusChanged, StaleJob, AttemptsExhausted, NotFound), never as a string to bran
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -125,10 +126,12 @@ class Runs:
         by_tenant: dict[str, list[RunBatch]] = {}
         for run in runs:
             by_tenant.setdefault(run.tenant, []).append(run)
+        groups = list(by_tenant.values())
+        written = await asyncio.gather(*(self._append(group, deadline, []) for group in groups))
         outcomes: dict[int, StoreConflict | None] = {}
         renewed: dict[str, int] = {}
-        for group in by_tenant.values():
-            for run, outcome in zip(group, await self._append(group, deadline, []), strict=True):
+        for group, results in zip(groups, written, strict=True):
+            for run, outcome in zip(group, results, strict=True):
                 outcomes[id(run)] = outcome
                 if outcome is None:
                     renewed[keys.member(run.tenant, run.interaction_id)] = deadline

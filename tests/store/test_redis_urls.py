@@ -1,11 +1,12 @@
-"""REDIS_URL's Sentinel form (store/connection.py): what it names, and a clear error for what it cannot be."""
+"""REDIS_URL's Sentinel and Cluster forms (store/redis_urls.py): what they name, and a clear error for what
+they cannot be."""
 
 from __future__ import annotations
 
 import pytest
 
 from server.observability.logs import redact_url
-from server.store.redis_urls import RedisUrlError, SentinelService, parse
+from server.store.redis_urls import ClusterNodes, RedisUrlError, SentinelService, parse
 
 
 def test_the_sentinel_form_names_sentinels_service_db_and_password() -> None:
@@ -46,3 +47,27 @@ def test_the_password_is_never_shown() -> None:
     with pytest.raises(RedisUrlError) as refused:
         parse("redis+sentinel://:s3cret@127.0.0.1:x/primary")
     assert "s3cret" not in str(refused.value)
+
+
+def test_the_cluster_form_names_nodes_and_password() -> None:
+    target = parse("redis+cluster://:s3cret@10.0.0.1:7000,node-b,10.0.0.3:7002")
+    assert target.cluster == ClusterNodes(
+        nodes=(("10.0.0.1", 7000), ("node-b", 6379), ("10.0.0.3", 7002)), password="s3cret"
+    )
+    assert target.sentinel is None and "s3cret" not in target.shown
+    assert parse("redis://127.0.0.1:6379/0").cluster is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis+cluster://",  # no node
+        "redis+cluster://127.0.0.1:7000/1",  # a Cluster has database 0 only
+        "redis+cluster://127.0.0.1:port",
+        "redis+cluster://:s3cret@127.0.0.1:7000?db=2",
+    ],
+)
+def test_a_malformed_cluster_url_is_refused_with_the_syntax(url: str) -> None:
+    with pytest.raises(RedisUrlError) as refused:
+        parse(url, "REDIS_URL")
+    assert "redis+cluster://" in str(refused.value) and "s3cret" not in str(refused.value)
