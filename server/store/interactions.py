@@ -173,9 +173,12 @@ class Interactions:
         notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
         gate, *shared = notify.keys
         member = keys.member(tenant, interaction_id)
-        if lease_deadline != "" and not self.queue.together:
-            # watched first: a crash before the store leaves a member with no record, which the reaper drops
-            await self.queue.watch(member, int(lease_deadline))
+        # apart from the running set, watched first: a crash after the store leaves a watched run (or an
+        # ended one whose webhook job may be due), which the reaper finds; a crash before leaves a member
+        # with no record, which it drops (store/queue_side.py)
+        watch = int(lease_deadline) if lease_deadline != "" else now_ms() + self.lease_ms if ended else None
+        if watch is not None and not self.queue.together:
+            await self.queue.watch(member, watch)
         result = await self.scripts.create(
             keys=[
                 keys.interaction(tenant, interaction_id),
@@ -204,7 +207,7 @@ class Interactions:
             ],
         )
         if not self.queue.together:
-            await self._after_create(result, member, watched=lease_deadline != "", notify=notify)
+            await self._after_create(result, member, watched=watch is not None, notify=notify)
         steps = self._chain_steps(result, previous_interaction_id or "")
         return Chain(
             steps=steps if mode == "walk" else None,
@@ -216,13 +219,14 @@ class Interactions:
     async def _after_create(
         self, result: Sequence[Any], member: str, *, watched: bool, notify: EventJob
     ) -> None:
-        """Apart from the running set (store/queue_side.py): a refused create is not watched, and a stored
-        one that ended queues its webhook job when create.lua found it due."""
-        if text(result[0]) != "ok":
-            if watched:
-                await self.queue.forget(member)
-        elif text(result[5]):
+        """Apart from the running set (store/queue_side.py): a stored interaction that ended queues its
+        webhook job when create.lua found it due, and is then forgotten; so is a refused create. A run
+        stays watched."""
+        ok = text(result[0]) == "ok"
+        if ok and text(result[5]):
             await self.queue.queue_event_job(notify)
+        if watched and (not ok or notify.job):
+            await self.queue.forget(member)
 
     def _chain_steps(self, result: Sequence[Any], start: str) -> list[Step]:
         outcome = text(result[0])

@@ -189,6 +189,12 @@ async def test_an_end_a_webhook_listens_for_queues_its_job_on_the_queues_redis(s
         await store.queue.watch("t1/a", 0)
         await store.runs.forget_ended(TENANT, "a", st.COMPLETED)
         assert await store.queue.redis.exists(keys.arq_job(job)) and await running(store) == {}
+    # an interaction stored already ended queues its job too, and is not left watched
+    await store.interactions.create(
+        TENANT, "c", record(st.COMPLETED), previous_interaction_id=None, walk=False
+    )
+    assert await store.queue.redis.exists(keys.arq_job(keys.event_job_id(TENANT, "c")))
+    assert await running(store) == {}
     # no webhook: no job
     await store.redis.delete(keys.webhooks_enabled(TENANT))
     await queued(store, "b")
