@@ -7,7 +7,8 @@ scripts that change a record change these in the same step. Apart, the store cha
 their own, ordered so that a crash between the two leaves work the reaper finds rather than loses:
 
     a run is watched (ZADD) before its record is stored, so a crash leaves a member whose record is
-      missing, which the reaper drops;
+      missing, which the reaper drops (so is an interaction stored already ended, until its webhook job is
+      queued);
     a lease is renewed after the write that proves the run still holds it (a crash there kills the run,
       whose old deadline then lets the reaper find it sooner);
     a run is forgotten (ZREM) after it is settled, and after its webhook job is queued, so a crash leaves
