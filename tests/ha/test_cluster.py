@@ -1,7 +1,8 @@
 """Redis Cluster (REDIS_URL=redis+cluster://…, REDIS_QUEUE_URL=redis://…): three primaries on loopback hold
 the records, each tenant's in the slot of its hash tag; the stack's own Redis holds the queue, the running
-set and the channels. A web process and a worker process run the lifecycle through the official SDK, and a
-tenant's slot is moved to another node while that tenant's traffic goes on."""
+set and the channels. As the README starts it: a web process with its worker inside (`make run`) and a
+worker process (`make worker`); they run the lifecycle through the official SDK, and a tenant's slot is moved
+to another node while that tenant's traffic goes on."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .load import PATH, Chainer, Creator, Follower
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Cluster]]:
     workdir = tmp_path_factory.mktemp("cluster")
-    stack = Stack(workdir / "stack", topology=TOPOLOGIES["tcp-workers"])
+    stack = Stack(workdir / "stack", topology=TOPOLOGIES["tcp-embedded"])
     try:
         with redis_cluster(workdir / "nodes") as cluster:
             stack.start_redis()
