@@ -1,12 +1,12 @@
-"""`python -m bench` (what `make bench` runs): the scenarios of issues 6, 12 and 13 against the production
-server.
+"""`python -m bench` (what `make bench` runs): the scenarios of issues 6, 12 and 13, and of the store.
 
 It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
 bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process;
 scenarios 6, 8 and 10 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9
 more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off), scenario 13
-a replica of the Redis and two servers of its own (`[store] replica_acks` 0 and 1). It stops all of them at
+a replica of the Redis and two servers of its own (`[store] replica_acks` 0 and 1), scenario 14 a 3-node
+Redis Cluster and two servers of its own (on the stack's Redis, and on the Cluster). It stops all of them at
 the end, and writes bench/results/latest.json and the tables into bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)

@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
-#: variables of the caller's environment that would point the stack elsewhere
-#: upstream credentials: the bench never talks to a real upstream
-_SECRETS = ("GEMINI_", "GOOGLE_", "OPENAI_", "ANTHROPIC_")
-_OURS = ("REDIS_URL", "HOST", "PORT", "WEB_PROCESSES", "EMBEDDED_WORKER", "IX_CONFIG", "IX_MODELS")
+#: variables of the caller's environment that would point the stack elsewhere (see `Stack.env`)
+_OURS = frozenset(
+    "REDIS_URL REDIS_QUEUE_URL HOST PORT WEB_PROCESSES EMBEDDED_WORKER IX_CONFIG IX_MODELS".split()
+)
 
 
 # -- /proc -----------------------------------------------------------------------------------------------

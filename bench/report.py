@@ -1,6 +1,6 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
 its place in bench/README.md. The targets are computed in targets.py, the scenario tables in tables.py
-(scenarios 1 to 7) and cost_tables.py (8 and 9)."""
+(scenarios 1 to 7), cost_tables.py (8 to 13) and cluster_tables.py (14)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cost_tables, tables
+from . import cluster_tables, cost_tables, tables
 from .tables import fmt, table
 from .targets import targets
 
@@ -109,7 +109,7 @@ def _failures_section(results: dict[str, Any]) -> list[str]:
 def markdown(run: dict[str, Any]) -> str:
     results = run["results"]
     lines = [*_header(run), *_targets_section(run)]
-    for section in (*tables.SECTIONS, *cost_tables.SECTIONS):
+    for section in (*tables.SECTIONS, *cost_tables.SECTIONS, *cluster_tables.SECTIONS):
         lines += section(results)
     lines += _failures_section(results)
     return "\n".join(lines)

@@ -1,4 +1,7 @@
-"""Running wrk (Debian's package) with bench/post.lua, and the server's CPU time over the same interval."""
+"""Running wrk (Debian's package) with bench/post.lua, and the server's CPU time over the same interval.
+
+With `api_keys`, the requests take turns among those keys (one tenant each), a request per key in order
+(scenario 14: a Cluster spreads tenants, not one tenant's keys, over its nodes)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,10 +94,13 @@ async def run_wrk(
     seconds: float,
     pids: Pids,
     workdir: Path,
+    api_keys: Sequence[str] = (),
 ) -> WrkResult:
     body_file = workdir / "wrk-body.json"
     body_file.write_bytes(body)
     env = {**os.environ, "BENCH_BODY_FILE": str(body_file), "BENCH_API_KEY": api_key}
+    if api_keys:
+        env["BENCH_API_KEYS"] = ",".join(api_keys)
     args = [
         wrk_binary(),
         "-t1",

@@ -1,5 +1,6 @@
-"""The seven scenarios of issue 6, the two of issue 12, the one of issue 13, the one of issue 14 and the one
-of issue 16, each measured beside a baseline taken in the same run.
+"""The seven scenarios of issue 6, the two of issue 12, the one of issue 13, the one of issue 14, the one of
+issue 16, what `[store] replica_acks` costs (13) and one Redis against a Redis Cluster (14), each measured
+beside a baseline taken in the same run.
 
 Every scenario takes the `Bench` (the running stack, the fake upstream, the plan) and returns a plain dict
 that goes into bench/results/latest.json; bench/targets.py, bench/tables.py and bench/cost_tables.py turn
@@ -8,7 +9,8 @@ background.py (3, 4), relay.py (5) and many.py (6) on the streaming requests of 
 upstream.py (8: creates through an upstream in a process of its own), idle.py (9: idle workers), observe.py
 (10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver),
 listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create),
-replicas.py (13: what `[store] replica_acks = 1` costs a stored create).
+replicas.py (13: what `[store] replica_acks = 1` costs a stored create), cluster.py (14: a stored create
+on one Redis and on a 3-node Redis Cluster, from many tenants).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .background import background_pickup, cancel_latency
+from .cluster import cluster_cost
 from .common import Bench
 from .create import chain_depth, create_throughput
 from .idle import idle_workers
@@ -46,4 +49,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "webhooks": webhook_delivery,
     "list": list_cost,
     "replica_acks": replica_acks_cost,
+    "cluster": cluster_cost,
 }

@@ -56,6 +56,9 @@ class Plan:
     #: scenario 13: rounds of one wrk run (seconds each) per server and concurrency, replica_acks 0 and 1
     acks_rounds: int
     acks_seconds: float
+    #: scenario 14: rounds of one wrk run (seconds each) per server and concurrency, one Redis and a Cluster
+    cluster_rounds: int
+    cluster_seconds: float
 
     @classmethod
     def full(cls) -> Plan:
@@ -103,6 +106,9 @@ class Plan:
             # 2 concurrencies x 2 servers x 3 rounds x 2 s: about 35 s with the start-ups and warm-ups
             acks_rounds=3,
             acks_seconds=2,
+            # the same turns as scenario 13's: about 45 s with the Cluster's start and the warm-ups
+            cluster_rounds=3,
+            cluster_seconds=2,
         )
 
     @classmethod
@@ -147,4 +153,6 @@ class Plan:
             list_requests=60,
             acks_rounds=1,
             acks_seconds=1,
+            cluster_rounds=1,
+            cluster_seconds=1,
         )

@@ -178,10 +178,10 @@ def _added(off: dict[str, float], on: dict[str, float]) -> dict[str, float]:
     return {name: n for name, n in added.items() if abs(n) >= 0.1}
 
 
-async def _stop(b: Bench, servers: list[Child], replica: Child) -> None:
+async def stop_servers(b: Bench, servers: list[Child], *others: Child) -> None:
     """The servers by a SIGTERM to each launcher first, as many.py does: granian's web process, which a
     SIGTERM to the whole group also reaches, was left in its signal handler until the SIGKILL 15 s later
-    (in the first run of this scenario too); then the replica."""
+    (in the first run of this scenario too); then the others (the replica)."""
     for child in servers:
         if (launcher := child.proc) is not None and launcher.poll() is None:
             launcher.send_signal(signal.SIGTERM)
@@ -189,7 +189,7 @@ async def _stop(b: Bench, servers: list[Child], replica: Child) -> None:
         if (launcher := child.proc) is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 await asyncio.to_thread(launcher.wait, 15)
-    await asyncio.to_thread(b.stack.stop_children, [*servers, replica])
+    await asyncio.to_thread(b.stack.stop_children, [*servers, *others])
 
 
 async def replica_acks_cost(b: Bench) -> dict[str, Any]:
@@ -205,7 +205,7 @@ async def replica_acks_cost(b: Bench) -> dict[str, Any]:
         levels = {f"c{c}": await _level(b, servers, c, replica.pids()) for c in CONNECTIONS}
         warnings = servers["acks1"].child.log().count(UNACKNOWLEDGED)
     finally:
-        await _stop(b, [server.child for server in servers.values()], replica)
+        await stop_servers(b, [server.child for server in servers.values()], replica)
     return {
         "rounds": b.plan.acks_rounds,
         "seconds_per_run": b.plan.acks_seconds,
