@@ -13,10 +13,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
 
 from ..observability import spans
 from .direct import DirectRedis, sha1
+from .direct_cluster import DirectCluster
 from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
@@ -59,14 +59,20 @@ def source(name: str) -> str:
 class Script:
     """One Lua script, called as `await script(keys=[...], args=[...])`.
 
-    EVALSHA on the store's pipelined client (direct.py), its source sent once when Redis does not know it;
-    on redis-py's client when there is none (a TLS URL). With tracing on, each call is a span of the
+    EVALSHA on the store's pipelined client (direct.py; a Cluster's: direct_cluster.py), its source sent
+    once when Redis does not know it; on redis-py's client when there is none (a TLS URL). With tracing on, each call is a span of the
     trace it is made in; off, no span is made."""
 
     __slots__ = ("direct", "fallback", "gate", "name", "redis", "sha", "source", "traced")
 
     def __init__(
-        self, name: str, redis: Redis, direct: DirectRedis | None, *, traced: bool, gate: ReplicaGate | None
+        self,
+        name: str,
+        redis: Redis,
+        direct: DirectRedis | DirectCluster | None,
+        *,
+        traced: bool,
+        gate: ReplicaGate | None,
     ) -> None:
         self.name = name
         self.redis = redis
@@ -90,12 +96,7 @@ class Script:
         assert self.fallback is not None
         if self.gate is not None:
             return await self.gate.write(self.redis, self.fallback, self.name, keys, args)
-        try:
-            return await self.fallback(keys=keys, args=args)
-        except NoScriptError:
-            # redis-py loaded it and its node still lacks it: a Cluster node that a slot moved to was seen
-            # to (store/cluster.py). EVAL sends the source with the call; a NOSCRIPT means nothing ran.
-            return await self.redis.eval(self.source, len(keys), *keys, *args)  # type: ignore[misc, arg-type]
+        return await self.fallback(keys=keys, args=args)
 
 
 class Scripts:
@@ -123,7 +124,7 @@ class Scripts:
     )
 
     def __init__(
-        self, redis: Redis, direct: DirectRedis | None = None, gate: ReplicaGate | None = None
+        self, redis: Redis, direct: DirectRedis | DirectCluster | None = None, gate: ReplicaGate | None = None
     ) -> None:
         """`gate`: the writing scripts wait for replicas (no `direct` client then: a WAIT would hold every
         request pipelined on its connection)."""

@@ -14,8 +14,9 @@
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
-path's Redis work, go over a third, pipelined client of the same URL (store/direct.py) where it can serve
-it (plain TCP and unix sockets; with TLS they use the commands client).
+path's Redis work, go over a third, pipelined client of the same URL (store/direct.py; on a Cluster,
+store/direct_cluster.py) where it can serve it (plain TCP and unix sockets; with TLS they use the commands
+client).
 
 With REDIS_QUEUE_URL (required with a Cluster REDIS_URL), the keys every tenant shares (arq's queue, the
 running set, the channels) live on that Redis, with clients of their own (store/queue_side.py).
@@ -33,6 +34,7 @@ from . import connection, heartbeats
 from .agents import Agents
 from .deletions import Deletions
 from .direct import DirectRedis
+from .direct_cluster import DirectCluster
 from .event_log import EventLogStore
 from .idempotency import IdempotencyKeys
 from .interactions import Interactions
@@ -84,10 +86,13 @@ class Store:
         self.search = Search(scripts)
         self.deletions = Deletions(redis)
 
-    def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | None:
+    def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | DirectCluster | None:
         """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for
         replicas (a WAIT would hold every request pipelined on its connection)."""
         timeout = self.settings.store.redis_timeout_seconds
+        cluster = connection.parse(url).cluster if url else None
+        if cluster is not None:
+            return DirectCluster(cluster, bound=timeout, connect_timeout=timeout)
         if not DirectRedis.supports(url) or acks is not None:
             return None
         return DirectRedis(url, bound=timeout, connect_timeout=timeout)
