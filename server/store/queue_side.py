@@ -19,49 +19,66 @@ their own, ordered so that a crash between the two leaves work the reaper finds 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from arq.connections import ArqRedis
 from arq.constants import result_key_prefix
 from redis.asyncio import Redis
 
 from . import keys
-from .commands import typed
+from .direct import DirectRedis
 from .jobs import EventJob
 from .scripts import Scripts
 
 
 class QueueSide:
-    def __init__(self, redis: ArqRedis, blocking: Redis, scripts: Scripts, *, together: bool) -> None:
+    def __init__(
+        self,
+        redis: ArqRedis,
+        blocking: Redis,
+        scripts: Scripts,
+        direct: DirectRedis | None = None,
+        *,
+        together: bool,
+    ) -> None:
         #: arq's client (commands, pub/sub); reads that block (a worker waiting for a token)
         self.redis = redis
-        self.commands = typed(redis)
         self.blocking = blocking
         #: reap, wake and take
         self.scripts = scripts
+        #: the request path's commands here (apart, a create's watch and forget) go pipelined where they
+        #: can: through redis-py's client they cost the web process more than the create's own script
+        self.direct = direct
         #: on the records' Redis: their scripts are given these keys too
         self.together = together
 
+    async def _send(self, *command: Any) -> Any:
+        if self.direct is not None:
+            return await self.direct.execute(*command)
+        return await self.redis.execute_command(*command)  # type: ignore[no-untyped-call]
+
     async def watch(self, member: str, deadline_ms: int) -> None:
         """Look at a run (`keys.member`) again at `deadline_ms` unless it is renewed or forgotten first."""
-        await self.commands.zadd(keys.RUNNING, {member: deadline_ms})
+        await self._send("ZADD", keys.RUNNING, deadline_ms, member)
 
     async def renew(self, deadlines: dict[str, int]) -> None:
         """New deadlines for runs still watched (one that ended meanwhile is not watched again)."""
         if deadlines:
-            await self.commands.zadd(keys.RUNNING, deadlines, xx=True)
+            pairs = [part for member, deadline in deadlines.items() for part in (deadline, member)]
+            await self._send("ZADD", keys.RUNNING, "XX", *pairs)
 
     async def forget(self, *members: str) -> None:
         if members:
-            await self.commands.zrem(keys.RUNNING, *members)
+            await self._send("ZREM", keys.RUNNING, *members)
 
     async def cancel(self, members: Iterable[str]) -> None:
         """Tell every process to stop these runs at once."""
         for member in members:
-            await self.commands.publish(keys.CANCEL_CHANNEL, member)
+            await self._send("PUBLISH", keys.CANCEL_CHANNEL, member)
 
     async def forget_tenant(self, tenant: str) -> None:
         """Every process drops the histories it caches for this tenant (after a delete)."""
-        await self.commands.publish(keys.FORGET_CHANNEL, tenant)
+        await self._send("PUBLISH", keys.FORGET_CHANNEL, tenant)
 
     async def queue_event_job(self, job: EventJob) -> None:
         """Queue an interaction's webhook job that its script found due (scripts/_notify.lua does this

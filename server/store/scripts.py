@@ -60,8 +60,8 @@ class Script:
     """One Lua script, called as `await script(keys=[...], args=[...])`.
 
     EVALSHA on the store's pipelined client (direct.py; a Cluster's: direct_cluster.py), its source sent
-    once when Redis does not know it; on redis-py's client when there is none (a TLS URL). With tracing on, each call is a span of the
-    trace it is made in; off, no span is made."""
+    once when Redis does not know it; on redis-py's client when there is none (a TLS URL). With tracing
+    on, each call is a span of the trace it is made in; off, no span is made."""
 
     __slots__ = ("direct", "fallback", "gate", "name", "redis", "sha", "source", "traced")
 

@@ -69,8 +69,10 @@ class Store:
             self.queue_direct = None
             self.queue = QueueSide(redis, blocking, scripts, together=True)
         else:
-            self.queue_direct = self._direct(settings.redis_queue_url or "", acks)
-            self.queue = QueueSide(*queue, Scripts(queue[0], self.queue_direct, acks), together=False)
+            direct = self._direct(settings.redis_queue_url or "", acks)
+            assert not isinstance(direct, DirectCluster)  # settings refuse a Cluster's queue
+            self.queue_direct = direct
+            self.queue = QueueSide(*queue, Scripts(queue[0], direct, acks), direct, together=False)
         name = settings.worker.queue_name
         self.interactions = Interactions(redis, scripts, self.queue, store, runner, name)
         self.runs = Runs(redis, blocking, scripts, self.queue, store, runner, name)
