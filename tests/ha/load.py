@@ -31,11 +31,14 @@ class Creator(threading.Thread):
         self.failed: list[tuple[float, str, float]] = []
         self.stopping = threading.Event()
 
+    def next_body(self) -> dict[str, Any]:
+        return self.body
+
     def run(self) -> None:
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
-                reply = self.client.post(PATH, json=self.body)
+                reply = self.client.post(PATH, json=self.next_body())
                 outcome = str(reply.status_code)
                 if reply.status_code == 200:
                     self.acked.append((time.monotonic(), reply.json()["id"]))
@@ -95,16 +98,15 @@ class Chainer(Creator):
     def __init__(self, base_url: str, api_key: str) -> None:
         super().__init__(base_url, api_key, {"model": "echo", "input": "next"})
 
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            started = time.monotonic()
-            body = {**self.body, **({"previous_interaction_id": self.acked[-1][1]} if self.acked else {})}
-            try:
-                reply = self.client.post(PATH, json=body)
-                outcome = str(reply.status_code)
-                if reply.status_code == 200:
-                    self.acked.append((time.monotonic(), reply.json()["id"]))
-            except httpx.HTTPError as exc:
-                outcome = type(exc).__name__
-            if outcome != "200":
-                self.failed.append((started, outcome, time.monotonic() - started))
+    def next_body(self) -> dict[str, Any]:
+        return {**self.body, **({"previous_interaction_id": self.acked[-1][1]} if self.acked else {})}
+
+
+def outcomes(creators: list[Creator]) -> tuple[list[tuple[float, str, float]], list[str]]:
+    """Every failure (start, outcome, seconds) and every acknowledged id of the creators, once stopped;
+    asserts that each failure was a clean 503, and soon (never a hang or a broken connection)."""
+    failures = [failure for creator in creators for failure in creator.failed]
+    acked = [interaction_id for creator in creators for _, interaction_id in creator.acked]
+    assert {outcome for _, outcome, _ in failures} <= {"503"}, failures
+    assert max((took for _, _, took in failures), default=0) < 5.0, failures
+    return failures, acked

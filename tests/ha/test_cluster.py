@@ -20,7 +20,7 @@ from ..replies import all_events, id_of, interaction
 from ..support import TOPOLOGIES, Stack, new_key, sdk, tenant_of
 from ..waiting import until
 from .cluster_nodes import Cluster, redis_cluster
-from .load import PATH, Chainer, Creator, Follower
+from .load import PATH, Chainer, Creator, Follower, outcomes
 
 
 @pytest.fixture(scope="module")
@@ -124,14 +124,11 @@ def test_a_tenants_slot_moves_to_another_node_under_its_traffic(clustered: tuple
         creator.stop()
     follower.join(timeout=60)
 
-    failures = [failure for creator in creators for failure in creator.failed]
-    acked = [interaction_id for creator in creators for _, interaction_id in creator.acked]
+    # each failure was a clean 503, soon (a script waits a second at most for a slot to settle)
+    failures, acked = outcomes(creators)
     print(f"{moved} keys moved; {len(failures)} failed of {len(failures) + len(acked)} requests")
     assert cluster.owner(slot) == target and moved > 100
     cluster.check()
-    # each failure was a clean 503, soon (a script waits a second at most for a slot to settle)
-    assert {outcome for _, outcome, _ in failures} <= {"503"}, failures
-    assert max((took for _, _, took in failures), default=0) < 5.0, failures
     assert len(acked) > len(failures)
 
     with httpx.Client(base_url=stack.url, headers=headers, timeout=10) as client:

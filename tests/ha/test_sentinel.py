@@ -16,7 +16,7 @@ from server.store.replica_acks import DEGRADED_SECONDS
 
 from ..support import TOPOLOGIES, Stack, new_key
 from ..waiting import until
-from .load import PATH, Creator, Follower
+from .load import PATH, Creator, Follower, outcomes
 from .sentinels import Group, sentinel_group
 
 #: with a replica acknowledging every write, a failover loses nothing that was acknowledged
@@ -68,13 +68,10 @@ def test_a_failover_loses_nothing_acknowledged_and_fails_cleanly(failover: tuple
         creator.stop()
     follower.join(timeout=60)
 
-    failures = [failure for creator in creators for failure in creator.failed]
-    acked = [interaction_id for creator in creators for _, interaction_id in creator.acked]
+    # every request during the switch failed cleanly and soon: a 503, never a hang or a broken connection
+    failures, acked = outcomes(creators)
     report = f"recovered in {recovered:.2f} s; {len(failures)} failed of {len(failures) + len(acked)}"
     print(report, "; stream resumed", follower.resumed, "times; cut by", follower.cuts)
-    # every request during the switch failed cleanly and soon: a 503, never a hang or a broken connection
-    assert {outcome for _, outcome, _ in failures} <= {"503"}, failures
-    assert max((took for _, _, took in failures), default=0) < 5.0, failures
     assert recovered < 15.0, report
 
     # nothing acknowledged was lost; every background interaction ends (the worker follows the failover)
