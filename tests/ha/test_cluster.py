@@ -6,8 +6,10 @@ to another node while that tenant's traffic goes on."""
 
 from __future__ import annotations
 
+import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -162,3 +164,48 @@ def test_a_tenants_slot_moves_to_another_node_under_its_traffic(clustered: tuple
     assert follower.last_type == "interaction.completed"
     numbers = [int(event_id.removeprefix("evt_")) for event_id in follower.seen]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_a_worker_lost_mid_run_is_found_through_the_queues_redis(
+    clustered: tuple[Stack, Cluster], tmp_path: Path
+) -> None:
+    """A second stack on the same Cluster, its queue on a Redis of its own and its workers apart from the
+    web process: the run's lease lives on the queue's Redis, renewed as the run writes to its node; a
+    worker killed mid-answer stops renewing it, and the reaper fails the run with what it made."""
+    _stack, cluster = clustered
+    stack = Stack(tmp_path / "stack", topology=TOPOLOGIES["tcp-workers"])
+    try:
+        stack.start_redis()
+        env = {"REDIS_URL": cluster.url, "REDIS_QUEUE_URL": stack.redis_url}
+        stack.start_server(**env)
+        worker = stack.start_worker(**env)
+        stack.wait_ready()
+        key = new_key()
+        with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as client:
+            body = {"model": "echo-slow", "input": "word " * 200, "background": True}
+            item = f"{PATH}/{client.post(PATH, json=body).json()['id']}"
+            member = keys.member(tenant_of(key), item.rpartition("/")[2])
+            queue = redis.Redis.from_url(stack.redis_url)
+            try:
+                until(lambda: client.get(item).json()["status"] == "in_progress", timeout=15)
+                # the lease is on the queue's Redis, and renewed as the run writes to its node
+                leased = lease(queue, member)
+                until(lambda: lease(queue, member) > leased > 0, timeout=5)
+                worker.signal(signal.SIGKILL)
+                worker.wait(5)
+                stack.start_worker(**env)
+                until(lambda: client.get(item).json()["status"] == "failed", timeout=20)
+                record = client.get(item).json()
+                assert record["errors"][0]["code"] == "worker_lost" and record["steps"]
+                until(lambda: lease(queue, member) == 0, timeout=5)
+            finally:
+                queue.close()
+    finally:
+        stack.stop()
+
+
+def lease(queue: redis.Redis, member: str) -> float:
+    """When the run's lease runs out (ms), as the running set on the queue's Redis says; 0: not there."""
+    score = queue.zscore(keys.RUNNING, member)
+    assert not isinstance(score, Awaitable)
+    return float(score or 0)
