@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from . import keys
 from .commands import now_ms, text
+from .scripts import Scripts
 
 #: how long a deletion's progress is kept after its last change
 KEEP_MS = 24 * 3600 * 1000
@@ -30,9 +31,10 @@ class Progress(msgspec.Struct, kw_only=True):
 
 
 class Deletions:
-    def __init__(self, redis: Redis) -> None:
-        # hset/hgetall/hincrby on one key: the untyped client (commands.Commands has no hash writes)
+    def __init__(self, redis: Redis, scripts: Scripts) -> None:
+        # hgetall on one key: the untyped client (commands.Commands has no hash reads)
         self.redis = cast(Any, redis)
+        self.scripts = scripts
 
     async def create(self, tenant: str, deletion_id: str, filter_json: bytes) -> Progress:
         now = now_ms()
@@ -43,13 +45,8 @@ class Deletions:
     async def update(self, tenant: str, deletion_id: str, **changes: Any) -> None:
         """Set some of Progress's fields (`deleted` is added to, since two workers may share the job)."""
         added = changes.pop("deleted", 0)
-        key = keys.deletion(tenant, deletion_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping={**{k: _raw(v) for k, v in changes.items()}, "updated_ms": now_ms()})
-            if added:
-                pipe.hincrby(key, "deleted", added)
-            pipe.pexpire(key, KEEP_MS)
-            await pipe.execute()
+        fields = {**{k: _raw(v) for k, v in changes.items()}, "updated_ms": now_ms()}
+        await self._write(tenant, deletion_id, fields, added)
 
     async def get(self, tenant: str, deletion_id: str) -> Progress | None:
         raw: dict[bytes, bytes] = await self.redis.hgetall(keys.deletion(tenant, deletion_id))
@@ -68,12 +65,12 @@ class Deletions:
             error=text(fields["error"]) if fields.get("error") else None,
         )
 
-    async def _write(self, tenant: str, deletion_id: str, mapping: dict[str, Any]) -> None:
-        key = keys.deletion(tenant, deletion_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping=mapping)
-            pipe.pexpire(key, KEEP_MS)
-            await pipe.execute()
+    async def _write(self, tenant: str, deletion_id: str, mapping: dict[str, Any], added: int = 0) -> None:
+        """One step (deletion_write.lua): a MULTI would do on one Redis, but not on a Cluster's client."""
+        pairs = [part for name, value in mapping.items() for part in (name, value)]
+        await self.scripts.deletion_write(
+            keys=[keys.deletion(tenant, deletion_id)], args=[KEEP_MS, str(added), *pairs]
+        )
 
 
 def _raw(value: Any) -> Any:

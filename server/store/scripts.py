@@ -41,6 +41,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "webhook_outcome": (),
     "agent_create": (),
     "agent_delete": (),
+    "deletion_write": (),
 }
 
 
@@ -108,6 +109,7 @@ class Scripts:
         "claim",
         "create",
         "delete",
+        "deletion_write",
         "finish",
         "install_signing_key",
         "reap",
@@ -154,3 +156,4 @@ class Scripts:
         self.webhook_outcome = register("webhook_outcome")
         self.agent_create = register("agent_create")
         self.agent_delete = register("agent_delete")
+        self.deletion_write = register("deletion_write")

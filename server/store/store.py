@@ -86,7 +86,7 @@ class Store:
         self.signing_keys = SigningKeys(redis, scripts)
         self.agents = Agents(redis, scripts)
         self.search = Search(scripts)
-        self.deletions = Deletions(redis)
+        self.deletions = Deletions(redis, scripts)
 
     def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | DirectCluster | None:
         """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for

@@ -41,6 +41,7 @@ def clustered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack,
         stack.stop()
 
 
+@pytest.mark.filterwarnings("ignore:Agents usage is experimental:UserWarning")
 def test_the_lifecycle_chains_streams_and_cancels_run_on_the_cluster(
     clustered: tuple[Stack, Cluster],
 ) -> None:
@@ -67,6 +68,18 @@ def test_the_lifecycle_chains_streams_and_cancels_run_on_the_cluster(
     client.interactions.delete(id=first)
     with pytest.raises(NotFoundError):
         client.interactions.get(id=first)
+
+    # an agent, and a delete by filter (a job in a worker: its search and deletes on the tenant's node)
+    client.agents.create(id="cluster-helper", base_agent="echo")
+    assert interaction(client.interactions.create(agent="cluster-helper", input="hi")).status == "completed"
+    labelled = id_of(interaction(client.interactions.create(model="echo", input="x", labels={"u": "1"})))
+    with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as http:
+        reply = http.post(f"{PATH}:purge", json={"filter": {"labels": {"u": "1"}}, "force": True})
+        assert reply.status_code == 200, reply.text
+        operation = f"/v1beta/{reply.json()['name']}"
+        until(lambda: http.get(operation).json()["done"], timeout=20)
+        assert http.get(f"{PATH}/{labelled}").status_code == 404
+        assert http.get(f"{PATH}/{second}").status_code == 200
 
     # the tenant's records are on the one node serving its slot; the queue's Redis holds none of them
     tenant = tenant_of(key)
