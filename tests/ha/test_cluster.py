@@ -80,6 +80,7 @@ def test_the_lifecycle_chains_streams_and_cancels_run_on_the_cluster(
         until(lambda: http.get(operation).json()["done"], timeout=20)
         assert http.get(f"{PATH}/{labelled}").status_code == 404
         assert http.get(f"{PATH}/{second}").status_code == 200
+        assert [agent["id"] for agent in http.get("/v1beta/agents").json()["agents"]] == ["cluster-helper"]
 
     # the tenant's records are on the one node serving its slot; the queue's Redis holds none of them
     tenant = tenant_of(key)
