@@ -10,6 +10,7 @@ import signal
 import time
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -21,14 +22,19 @@ from server.store import keys
 from ..replies import all_events, id_of, interaction
 from ..support import TOPOLOGIES, Stack, new_key, sdk, tenant_of
 from ..waiting import until
+from ..webhooks.receivers import Receiver, verify_dynamic, verify_static
 from .cluster_nodes import Cluster, redis_cluster
 from .load import PATH, Chainer, Creator, Follower, outcomes
+
+#: webhooks to a loopback receiver, their JWTs with an issuer both processes agree on
+ISSUER = "https://interactions.test"
+CONFIG: dict[str, dict[str, Any]] = {"webhooks": {"allow": ["127.0.0.0/8"], "issuer": ISSUER}}
 
 
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Cluster]]:
     workdir = tmp_path_factory.mktemp("cluster")
-    stack = Stack(workdir / "stack", topology=TOPOLOGIES["tcp-embedded"])
+    stack = Stack(workdir / "stack", config=CONFIG, topology=TOPOLOGIES["tcp-embedded"])
     try:
         with redis_cluster(workdir / "nodes") as cluster:
             stack.start_redis()
@@ -93,6 +99,29 @@ def test_the_lifecycle_chains_streams_and_cancels_run_on_the_cluster(
         assert list(queue.scan_iter(match="ix:[{]*")) == []
     finally:
         queue.close()
+
+
+async def test_webhooks_hear_of_each_end_on_the_cluster(clustered: tuple[Stack, Cluster]) -> None:
+    """The webhook job is queued on the queue's Redis when the record's script on the tenant's node found
+    it due; a webhook_config's JWT is signed with the key kept on the Cluster."""
+    stack, _cluster = clustered
+    client = sdk(stack.url, new_key())
+    async with Receiver() as receiver:
+        created = await client.aio.webhooks.create(
+            uri=receiver.uri, subscribed_events=cast(Any, ["interaction.completed"])
+        )
+        assert created.new_signing_secret
+        background = interaction(
+            await client.aio.interactions.create(model="echo", input="1", background=True)
+        )
+        foreground = interaction(await client.aio.interactions.create(model="echo", input="2"))
+        payloads = [verify_static(r, created.new_signing_secret) for r in await receiver.wait_for(2)]
+        assert {p["data"]["id"] for p in payloads} == {background.id, foreground.id}
+        await receiver.nothing_more(2, 0.5)
+    async with Receiver() as receiver:
+        await client.aio.interactions.create(model="echo", input="3", webhook_config={"uris": [receiver.uri]})
+        [request] = await receiver.wait_for(1)
+        verify_dynamic(request, stack.url, ISSUER)
 
 
 def test_tenants_spread_over_the_nodes(clustered: tuple[Stack, Cluster]) -> None:
