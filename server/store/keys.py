@@ -1,7 +1,9 @@
 """Every Redis key and channel name the server uses, in one place.
 
 `{t}` is a hash tag of the tenant, so all of one tenant's keys share a Cluster slot; the tenant is a
-digest of the API key (or a configured name), never the key itself.
+digest of the API key (or a configured name), never the key itself. The keys without a tenant are shared:
+the signing keys live with the records; the running set, the channels, the wake tokens, the workers and
+arq's keys live on REDIS_QUEUE_URL's Redis when there is one (store/queue_side.py).
 """
 
 from __future__ import annotations
