@@ -173,12 +173,7 @@ class Interactions:
         notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
         gate, *shared = notify.keys
         member = keys.member(tenant, interaction_id)
-        # apart from the running set, watched first: a crash after the store leaves a watched run (or an
-        # ended one whose webhook job may be due), which the reaper finds; a crash before leaves a member
-        # with no record, which it drops (store/queue_side.py)
-        watch = int(lease_deadline) if lease_deadline != "" else now_ms() + self.lease_ms if ended else None
-        if watch is not None and not self.queue.together:
-            await self.queue.watch(member, watch)
+        watched = await self._watch_first(member, lease_deadline, ended=ended)
         result = await self.scripts.create(
             keys=[
                 keys.interaction(tenant, interaction_id),
@@ -207,7 +202,7 @@ class Interactions:
             ],
         )
         if not self.queue.together:
-            await self._after_create(result, member, watched=watch is not None, notify=notify)
+            await self._after_create(result, member, watched=watched, notify=notify)
         steps = self._chain_steps(result, previous_interaction_id or "")
         return Chain(
             steps=steps if mode == "walk" else None,
@@ -215,6 +210,17 @@ class Interactions:
             depth=int(result[3]),
             root=text(result[4]),
         )
+
+    async def _watch_first(self, member: str, lease_deadline: int | str, *, ended: bool) -> bool:
+        """Whether a create is watched before it is stored (apart from the running set: a run, or one that
+        ended, whose webhook job may be due), so that the reaper finds what a crash leaves (queue_side.py)."""
+        if self.queue.together:
+            return False
+        if lease_deadline != "":
+            await self.queue.watch(member, int(lease_deadline))
+        elif ended:
+            await self.queue.watch(member, now_ms() + self.lease_ms)
+        return lease_deadline != "" or ended
 
     async def _after_create(
         self, result: Sequence[Any], member: str, *, watched: bool, notify: EventJob
