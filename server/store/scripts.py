@@ -1,6 +1,8 @@
 """The Lua scripts in scripts/*.lua, called by EVALSHA (their source sent once when Redis lacks them).
 
-Files whose names start with `_` are helpers, prepended to the scripts that use them: `_moves.lua` reads
+Every script starts with `_deadline.lua`, which takes its first argument: the time after which it must not
+write (store/deadlines.py), added here to each call. Files whose names start with `_` are helpers,
+prepended to the scripts that use them: `_moves.lua` reads
 the lifecycle table's moves a script is given, `_walk.lua` follows a chain, `_notify.lua` queues the job
 that tells an interaction's webhooks of its end, `_index.lua` keeps the search indexes.
 """
@@ -13,8 +15,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import ResponseError
 
 from ..observability import spans
+from .deadlines import Deadlines, LateWrite, is_late
 from .direct import DirectRedis, sha1
 from .direct_cluster import DirectCluster
 from .replica_acks import ReplicaGate
@@ -45,7 +49,8 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
 }
 
 
-#: scripts that change nothing a failover could lose (a search only drops ids of expired interactions)
+#: scripts that change nothing a failover could lose, or a caller was told of (a search only drops ids of
+#: expired interactions): they wait for no replica and carry no deadline
 _READS = frozenset({"search", "webhook_read"})
 
 
@@ -54,7 +59,7 @@ def _read(name: str) -> str:
 
 
 def source(name: str) -> str:
-    return "\n".join([*(_read(helper) for helper in _PRELUDES[name]), _read(name)])
+    return "\n".join([_read("_deadline"), *(_read(helper) for helper in _PRELUDES[name]), _read(name)])
 
 
 class Script:
@@ -62,9 +67,10 @@ class Script:
 
     EVALSHA on the store's pipelined client (direct.py; a Cluster's: direct_cluster.py), its source sent
     once when Redis does not know it; on redis-py's client when there is none (a TLS URL). With tracing
-    on, each call is a span of the trace it is made in; off, no span is made."""
+    on, each call is a span of the trace it is made in; off, no span is made. A writing script carries
+    its deadline (`deadlines`; None: none), and one Redis ran too late raises LateWrite, an outage."""
 
-    __slots__ = ("direct", "fallback", "gate", "name", "redis", "sha", "source", "traced")
+    __slots__ = ("deadlines", "direct", "fallback", "gate", "name", "redis", "sha", "source", "traced")
 
     def __init__(
         self,
@@ -74,11 +80,13 @@ class Script:
         *,
         traced: bool,
         gate: ReplicaGate | None,
+        deadlines: Deadlines | None,
     ) -> None:
         self.name = name
         self.redis = redis
         #: the writes wait for replicas (store.replica_acks)
         self.gate = None if name in _READS else gate
+        self.deadlines = None if name in _READS else deadlines
         self.source = source(name).encode()
         self.sha = sha1(self.source)
         self.direct = direct
@@ -92,6 +100,18 @@ class Script:
         return await self._call(keys, args)
 
     async def _call(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        deadlines = self.deadlines
+        try:
+            return await self._send(keys, [deadlines.next() if deadlines else "", *args])
+        except ResponseError as exc:
+            if not is_late(exc):
+                raise
+            assert deadlines is not None
+            # answered while its caller still waited: this process's idea of Redis's clock may be off
+            deadlines.recalibrate()
+            raise LateWrite(f"Redis ran {self.name} after its deadline, and it wrote nothing") from None
+
+    async def _send(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         if self.direct is not None:
             return await self.direct.evalsha(self.sha, self.source, keys, args)
         assert self.fallback is not None
@@ -126,15 +146,19 @@ class Scripts:
     )
 
     def __init__(
-        self, redis: Redis, direct: DirectRedis | DirectCluster | None = None, gate: ReplicaGate | None = None
+        self,
+        redis: Redis,
+        direct: DirectRedis | DirectCluster | None = None,
+        gate: ReplicaGate | None = None,
+        deadlines: Deadlines | None = None,
     ) -> None:
         """`gate`: the writing scripts wait for replicas (no `direct` client then: a WAIT would hold every
-        request pipelined on its connection)."""
+        request pipelined on its connection); `deadlines`: their write deadlines (None: none)."""
         traced = spans.on()
         assert direct is None or gate is None
 
         def register(name: str) -> Script:
-            return Script(name, redis, direct, traced=traced, gate=gate)
+            return Script(name, redis, direct, traced=traced, gate=gate, deadlines=deadlines)
 
         self.create = register("create")
         self.claim = register("claim")

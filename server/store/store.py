@@ -32,6 +32,7 @@ from redis.asyncio import Redis
 from ..settings import Settings
 from . import connection, heartbeats
 from .agents import Agents
+from .deadlines import Deadlines, redis_ms
 from .deletions import Deletions
 from .direct import DirectRedis
 from .direct_cluster import DirectCluster
@@ -63,7 +64,9 @@ class Store:
         acks = ReplicaGate(store.replica_acks, store.replica_ack_timeout_ms) if store.replica_acks else None
         #: the scripts' pipelined connections (none when they wait for replicas); they connect on first use
         self.direct = self._direct(settings.redis_url or "", acks)
-        scripts = Scripts(redis, self.direct, acks)
+        #: when a write sent now must have run, or not at all (store/deadlines.py), per Redis
+        self.deadlines = [_deadlines(redis, store.redis_timeout_seconds)]
+        scripts = Scripts(redis, self.direct, acks, self.deadlines[0])
         if queue is None:
             assert isinstance(redis, ArqRedis)
             self.queue_direct = None
@@ -72,7 +75,9 @@ class Store:
             direct = self._direct(settings.redis_queue_url or "", acks)
             assert not isinstance(direct, DirectCluster)  # settings refuse a Cluster's queue
             self.queue_direct = direct
-            self.queue = QueueSide(*queue, Scripts(queue[0], direct, acks), direct, together=False)
+            self.deadlines.append(_deadlines(queue[0], store.redis_timeout_seconds))
+            queue_scripts = Scripts(queue[0], direct, acks, self.deadlines[1])
+            self.queue = QueueSide(*queue, queue_scripts, direct, together=False)
         name = settings.worker.queue_name
         self.interactions = Interactions(redis, scripts, self.queue, store, runner, name)
         self.runs = Runs(redis, blocking, scripts, self.queue, store, runner, name)
@@ -124,10 +129,13 @@ class Store:
                 )
                 opened += queue
                 await connection.ping(queue_target, *queue)
+            store = cls(settings, *clients, queue)
+            for deadlines in store.deadlines:
+                await deadlines.calibrate()
         except BaseException:
             await connection.close(*opened)
             raise
-        return cls(settings, *clients, queue)
+        return store
 
     async def unready(self) -> str | None:
         """Why this process cannot serve now, or None: both clients must answer, and some worker must
@@ -157,6 +165,13 @@ class Store:
             if direct is not None:
                 await direct.aclose()
         await connection.close(*{self.blocking, self.redis, self.queue.redis, self.queue.blocking})
+
+
+def _deadlines(redis: Redis, bound: float) -> Deadlines:
+    async def clock() -> int:
+        return redis_ms(await redis.time())
+
+    return Deadlines(bound, clock)
 
 
 def _timeouts(settings: Settings) -> dict[str, float]:
