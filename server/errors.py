@@ -131,6 +131,15 @@ class StaleJob(StoreConflict):
         self.fence = fence
 
 
+class KeyUsed(StoreConflict):
+    """A create's Idempotency-Key made an interaction already (it is stored): the repeat answers that one."""
+
+    def __init__(self, interaction_id: str, body_digest: str) -> None:
+        super().__init__(f"the Idempotency-Key made {interaction_id}")
+        self.interaction_id = interaction_id
+        self.body_digest = body_digest
+
+
 class AttemptsExhausted(StoreConflict):
     def __init__(self, attempts: int) -> None:
         super().__init__(f"the run was tried {attempts} times")

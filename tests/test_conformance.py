@@ -171,17 +171,27 @@ def test_a_bad_flag_is_refused_whatever_comes_with_it(base_url: str, query: str)
     assert "maybe" in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("case", ["deleted", "refused"])
-def test_a_repeated_create_answers_at_once(base_url: str, case: str) -> None:
-    """A repeated key whose interaction is gone (deleted) or never was (its create was refused) answers
-    within seconds: 404 for the deleted one, a new create for the refused one."""
+def test_a_key_whose_interaction_was_deleted_makes_a_new_one(base_url: str) -> None:
+    """A create never answers 404 for its key: once the key's interaction is deleted, the key is free, the
+    next create with it makes a new interaction, and a repeat after that answers that one."""
     headers = {"x-goog-api-key": new_key(), "Idempotency-Key": "once"}
     url = f"{base_url}/v1beta/interactions"
     body: dict[str, Any] = {"model": "echo", "input": "hi"}
-    if case == "refused":
-        body["previous_interaction_id"] = "not an id"  # refused before the key is remembered
     first = httpx.post(url, json=body, headers=headers)
-    if case == "deleted":
-        assert httpx.delete(f"{url}/{first.json()['id']}", headers=headers).status_code == 200
+    assert httpx.delete(f"{url}/{first.json()['id']}", headers=headers).status_code == 200
     again = httpx.post(url, json=body, headers=headers, timeout=3)
-    assert again.status_code == 404  # the deleted interaction, or the refused one's previous id
+    assert again.status_code == 200 and again.json()["id"] != first.json()["id"]
+    repeat = httpx.post(url, json=body, headers=headers, timeout=3)
+    assert repeat.status_code == 200 and repeat.json()["id"] == again.json()["id"]
+
+
+def test_a_refused_create_leaves_its_key_free(base_url: str) -> None:
+    """A create refused before it is stored records nothing for its key: the repeat is refused the same
+    way, at once, and the key then makes the corrected request's interaction."""
+    headers = {"x-goog-api-key": new_key(), "Idempotency-Key": "once"}
+    url = f"{base_url}/v1beta/interactions"
+    body: dict[str, Any] = {"model": "echo", "input": "hi", "previous_interaction_id": "not an id"}
+    for _ in range(2):
+        assert httpx.post(url, json=body, headers=headers, timeout=3).status_code == 404
+    body.pop("previous_interaction_id")
+    assert httpx.post(url, json=body, headers=headers, timeout=3).status_code == 200

@@ -8,37 +8,37 @@ API answers it with the matching HTTP error), since nothing was stored that a cl
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import msgspec
 
-from ..agents.apply import with_agent
-from ..errors import InvalidArgument, NotFound
+from ..errors import InvalidArgument, KeyUsed, NotFound
 from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
-from ..protocol.interaction import CreateRequest, InteractionConfig, WebhookConfig, is_interaction_id
+from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
 from ..protocol.records import Record
 from ..protocol.steps import Step
 from ..store import keys
 from ..store.commands import now_ms
-from ..store.interactions import Chain, NewRecord
+from ..store.interactions import Chain
+from ..store.new_records import NewRecord
+from ..store.outage import UNAVAILABLE
 from ..upstream.base import Backend, UpstreamRequest
 from ..upstream.routing import Router
-from ..webhooks import config as webhook_config
-from ..webhooks.addresses import AllowList
-from . import tool_headers
 from .handle import RunHandle
 from .history import fill_function_result_names
 from .idempotency import Idempotency
 from .ids import new_id
 from .log_sink import LogSink
 from .plan import CreatePlan, Mode, plan_create
+from .preflight import Preflight
 from .replies import EventStream, Reply, relay
 from .services import Services, UseCase
 from .sinks import Listener, NullSink, RecordSink, RunResult
 from .spec import RunSpec, upstream_request
-from .tool_checks import check_servers
-from .tool_loop import mcp_servers
+
+log = logging.getLogger(__name__)
 
 
 def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
@@ -59,7 +59,7 @@ class Creator(UseCase):
     def __init__(self, services: Services, idempotency: Idempotency) -> None:
         super().__init__(services)
         self.idempotency = idempotency
-        self.webhook_allow = AllowList.parse(services.settings.webhooks.allow)
+        self.preflight = Preflight(services)
 
     async def create(
         self,
@@ -71,11 +71,7 @@ class Creator(UseCase):
         idempotency_key: str | None = None,
         body: bytes = b"",
     ) -> Reply | EventStream:
-        if request.webhook_config is not None:
-            warnings = [*warnings, *await self._webhook_warnings(request, request.webhook_config)]
-        request, agent = await with_agent(self.store.agents, tenant, request, self.server_keys)
-        if mcp_servers(request.tools):
-            request = await self._tool_request(tenant, request)
+        request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
         plan = plan_create(
             request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
         )
@@ -89,27 +85,20 @@ class Creator(UseCase):
         interaction_id = new_id()
         context.set_interaction(interaction_id)
         if idempotency_key is not None:
-            repeated = await self.idempotency.first_or_repeat(tenant, idempotency_key, interaction_id, body)
-            if repeated is not None:
-                return await self._reply_stored(tenant, repeated, plan.stream)
-        return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
-
-    async def _tool_request(self, tenant: str, request: CreateRequest) -> CreateRequest:
-        """MCP servers checked before anything is stored, and their headers sealed if it is stored."""
-        await check_servers(request.tools, self.settings.tools, self.webhook_allow)
-        return tool_headers.seal(request, tenant, self.server_keys[0]) if request.store else request
-
-    async def _webhook_warnings(self, request: CreateRequest, config: WebhookConfig) -> list[str]:
-        """A webhook_config is checked before anything is stored (a refused URI is a 400)."""
-        if not request.store:
-            return [webhook_config.NOT_STORED]
-        return await webhook_config.check(config, self.settings.webhooks, self.webhook_allow)
+            key = self.idempotency.claim(tenant, idempotency_key, interaction_id, body)
+            plan = msgspec.structs.replace(plan, key=key)
+        try:
+            return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
+        except KeyUsed as used:
+            repeated = await self.idempotency.repeat(tenant, used, body)
+            return await self._reply_stored(tenant, repeated, plan.stream)
 
     async def _stored(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
-        metrics.created(plan.config.model or plan.config.agent or "", _mode_label(plan))
+        """One with an Idempotency-Key is never inline: stored with its key before it runs (or KeyUsed)."""
         if plan.mode is Mode.INLINE:
+            metrics.created(plan.config.model or plan.config.agent or "", _mode_label(plan))
             return await self._inline(tenant, interaction_id, plan, backend, upstream_model)
         if plan.mode is Mode.BACKGROUND:
             return await self._background(tenant, interaction_id, plan, backend, upstream_model)
@@ -176,7 +165,7 @@ class Creator(UseCase):
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
         await self._store_new(tenant, interaction_id, plan, backend, upstream_model, None)
-        await self.store.jobs.enqueue(tenant, interaction_id, 0)
+        await self._enqueue(tenant, interaction_id)
         if plan.stream:
             return EventStream(
                 frames=self.events.frames(await self.events.prepare(tenant, interaction_id, None))
@@ -194,6 +183,18 @@ class Creator(UseCase):
         return Reply(interaction=interaction)
 
     # -- their parts -------------------------------------------------------------------------------------
+
+    async def _enqueue(self, tenant: str, interaction_id: str) -> None:
+        """Queue a stored background interaction's job. It is watched from its store on (a pickup
+        deadline): when Redis cannot take the job now, the reaper queues it at that deadline, so the create
+        answers what is true (stored, and it will run), never a 503 for an interaction that was stored."""
+        try:
+            await self.store.jobs.enqueue(tenant, interaction_id, 0)
+        except UNAVAILABLE as exc:
+            within, why = self.settings.runner.pickup_seconds, f"{type(exc).__name__}: {exc}"
+            log.warning(
+                "%s is stored; its job was not queued (%s): it is, within %g s", interaction_id, why, within
+            )
 
     async def _store_new(
         self,
@@ -218,23 +219,19 @@ class Creator(UseCase):
             logged=True,
             config=plan.stored,
             input_steps=plan.input_steps,
+            key=plan.key,
         )
-        try:
-            chain = await self.store.interactions.create(
-                tenant,
-                interaction_id,
-                record,
-                previous_interaction_id=prev,
-                walk=bool(prev) and cached is None,
-                claim=not background,
-                # watched from now: if its job is lost before a worker takes it, it is queued again
-                pickup_deadline=now_ms() + self.settings.runner.pickup_ms if background else None,
-            )
-        except BaseException:
-            if plan.idempotency_key is not None:
-                # the key must not point at an interaction that was never stored
-                await self.idempotency.forget(tenant, plan.idempotency_key)
-            raise
+        chain = await self.store.interactions.create(
+            tenant,
+            interaction_id,
+            record,
+            previous_interaction_id=prev,
+            walk=bool(prev) and cached is None,
+            claim=not background,
+            # watched from now: if its job is lost before a worker takes it, it is queued again
+            pickup_deadline=now_ms() + self.settings.runner.pickup_ms if background else None,
+        )
+        metrics.created(plan.config.model or plan.config.agent or "", _mode_label(plan))
         history = self._history(tenant, prev, cached, chain, generation)
         if fill_function_result_names(history, plan.input_steps):
             await self.store.interactions.replace_input(tenant, interaction_id, plan.input_steps)

@@ -22,6 +22,7 @@ from ..protocol.interaction import CreateRequest, InteractionConfig
 from ..protocol.records import StoredConfig
 from ..protocol.steps import Step
 from ..store.agents import AgentRecord
+from ..store.idempotency import KeyClaim
 
 
 class Mode(enum.Enum):
@@ -43,6 +44,8 @@ class CreatePlan(msgspec.Struct, kw_only=True):
     created: str
     #: the request's Idempotency-Key: a repeat gets the first call's interaction
     idempotency_key: str | None = None
+    #: what the interaction's store records for that key, once it has an id (runner/idempotency.py)
+    key: KeyClaim | None = None
 
 
 def plan_create(

@@ -23,7 +23,8 @@ from ..protocol.interaction import ErrorInfo, Interaction
 from ..protocol.lifecycle import Event as Move
 from ..protocol.records import Output
 from ..protocol.steps import Step
-from ..store.interactions import Chain, Interactions, NewRecord
+from ..store.interactions import Chain, Interactions
+from ..store.new_records import NewRecord
 from ..upstream.base import UpstreamError
 from .histories import Histories
 from .spec import RunSpec

@@ -1,36 +1,38 @@
-"""Idempotency keys: the first create with a key stores which interaction (and which body) it made."""
+"""Idempotency keys: the first create with a key records which interaction (and which body) it made, in
+the script that stores that interaction (create.lua), so a key never points at an interaction that was not
+stored, and a stored interaction made with a key always has it."""
 
 from __future__ import annotations
 
 import hashlib
 
-from redis.asyncio import Redis
+import msgspec
 
 from . import keys
-from .commands import text, typed
 
 
 def digest(value: str | bytes) -> str:
     return hashlib.sha256(value.encode() if isinstance(value, str) else value).hexdigest()
 
 
-class IdempotencyKeys:
-    def __init__(self, redis: Redis, ttl_seconds: int) -> None:
-        self.redis = typed(redis)
-        self.ttl_seconds = ttl_seconds
+class KeyClaim(msgspec.Struct, frozen=True):
+    """What create.lua records for a key, unless the key made an interaction that still exists."""
 
-    async def remember(
-        self, tenant: str, key: str, interaction_id: str, body_digest: str
-    ) -> tuple[str, str] | None:
-        """Record the key; if it is already known, return (interaction id, body digest) seen with it."""
-        name = keys.idempotency(tenant, digest(key))
-        if await self.redis.set(name, f"{interaction_id} {body_digest}", nx=True, ex=self.ttl_seconds):
-            return None
-        existing = await self.redis.get(name)
-        if existing is None:
-            return None
-        known_id, _, known_digest = text(existing).partition(" ")
-        return known_id, known_digest
+    name: str
+    #: "<interaction id> <body digest>"
+    value: str
+    ttl_ms: int
 
-    async def forget(self, tenant: str, key: str) -> None:
-        await self.redis.delete(keys.idempotency(tenant, digest(key)))
+
+def claim(tenant: str, key: str, interaction_id: str, body: bytes, ttl_seconds: int) -> KeyClaim:
+    return KeyClaim(
+        name=keys.idempotency(tenant, digest(key)),
+        value=f"{interaction_id} {digest(body)}",
+        ttl_ms=ttl_seconds * 1000,
+    )
+
+
+def parse(value: str) -> tuple[str, str]:
+    """(interaction id, body digest) of a recorded key."""
+    known_id, _, known_digest = value.partition(" ")
+    return known_id, known_digest

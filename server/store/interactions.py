@@ -12,35 +12,22 @@ from typing import Any
 import msgspec
 from redis.asyncio import Redis
 
-from ..errors import ChainTooDeep, NotFound, Unfinished
+from ..errors import ChainTooDeep, KeyUsed, NotFound, Unfinished
 from ..protocol import lifecycle
-from ..protocol.records import Output, Record, StoredConfig
+from ..protocol.records import Record
 from ..protocol.steps import Step
 from ..settings import RunnerSettings, StoreSettings
 from . import keys, search_tags
 from .commands import now_ms, text, typed
+from .idempotency import parse
 from .jobs import EventJob, event_job
 from .keys import Field
+from .new_records import NewRecord, configured, key_args, packed_fields
 from .queue_side import QueueSide
 from .records import RECORD_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
 
 _UNFINISHED = " ".join(sorted(lifecycle.UNFINISHED))
-
-
-class NewRecord(msgspec.Struct, kw_only=True):
-    """An interaction to store: as it starts, or (for a foreground call nobody can address yet) finished."""
-
-    status: str
-    created: str
-    updated: str | None = None
-    background: bool = False
-    logged: bool = False
-    seq: int = 0
-    config: StoredConfig
-    input_steps: list[Step]
-    #: set when the record is stored finished
-    output: Output | None = None
 
 
 class Chain(msgspec.Struct, kw_only=True):
@@ -52,40 +39,6 @@ class Chain(msgspec.Struct, kw_only=True):
     expiry: str
     depth: int = 1
     root: str = ""
-
-
-def _netstrings(values: list[Any]) -> bytes:
-    parts = []
-    for value in values:
-        raw = value if isinstance(value, bytes) else str(value).encode()
-        parts.append(b"%d:%s" % (len(raw), raw))
-    return b"".join(parts)
-
-
-def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
-    fields: list[Any] = [
-        Field.STATUS, record.status,
-        Field.CREATED, record.created,
-        Field.UPDATED, record.updated or record.created,
-        Field.BACKGROUND, "1" if record.background else "0",
-        Field.LOG, "1" if record.logged else "0",
-        Field.SEQ, record.seq,
-        Field.FENCE, "1" if claimed else "0",
-        Field.ATTEMPTS, "1" if claimed else "0",
-        Field.CONFIG, encode(record.config),
-        Field.INPUT, encode(record.input_steps),
-    ]  # fmt: skip
-    if record.output is not None:
-        fields += [Field.OUTPUT, encode(record.output)]
-    if _configured(record):
-        fields += [Field.WEBHOOK_CONFIG, "1"]
-    return fields
-
-
-def _configured(record: NewRecord) -> bool:
-    """Whether the request asked for webhooks of its own (its end is notified with no webhook enabled)."""
-    config = record.config.config.webhook_config
-    return config is not None and bool(config.uris)
 
 
 class Interactions:
@@ -130,13 +83,14 @@ class Interactions:
         """Check the chain it continues (with `walk`, also returning its steps) and store a new interaction.
 
         With `claim`, the caller runs it now: it holds fence 1 and a lease. With `pickup_deadline`, a queued
-        run is watched from now: if no worker has claimed it by then, the reaper looks for its job."""
+        run is watched from now: if no worker has claimed it by then, the reaper looks for its job. A record
+        with a `key` (its Idempotency-Key) is stored with it: KeyUsed when the key made one already."""
         deadline: int | str = ""
         if claim:
             deadline = now_ms() + self.lease_ms
         elif pickup_deadline is not None:
             deadline = pickup_deadline
-        packed = _netstrings(_fields(record, claimed=claim) + _prev(previous_interaction_id))
+        packed = packed_fields(record, claimed=claim, prev=previous_interaction_id)
         mode = "walk" if walk else "check"
         return await self._create(
             tenant, interaction_id, previous_interaction_id, mode, None, deadline, packed, record
@@ -152,8 +106,7 @@ class Interactions:
         chain: Chain,
     ) -> None:
         """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran."""
-        fields = _fields(record, claimed=False) + _prev(previous_interaction_id) + [Field.DEPTH, chain.depth]
-        packed = _netstrings(fields)
+        packed = packed_fields(record, claimed=False, prev=previous_interaction_id, depth=chain.depth)
         await self._create(tenant, interaction_id, previous_interaction_id, "skip", chain, "", packed, record)
 
     async def _create(
@@ -196,9 +149,10 @@ class Interactions:
                 notify.data,
                 notify.ttl_ms,
                 notify.max_tokens,
-                "1" if record is not None and _configured(record) else "",
+                "1" if record is not None and configured(record) else "",
                 search_tags.tags_of(record.config.config, previous_interaction_id) if record else "",
                 checked.root if checked else "",
+                *key_args(record.key if record else None),
             ],
         )
         if not self.queue.together:
@@ -244,6 +198,8 @@ class Interactions:
             raise ChainTooDeep(start, self.store.max_chain_depth)
         if outcome == "exists":
             raise RuntimeError("interaction id collision")
+        if outcome == "repeat":
+            raise KeyUsed(*parse(text(result[1])))
         blobs = result[1]
         history: list[Step] = []
         for i in range(len(blobs) - 2, -1, -2):
@@ -294,7 +250,3 @@ class Interactions:
     async def broadcast_forget(self, tenant: str) -> None:
         """Every process drops the histories it caches for this tenant (after a delete)."""
         await self.queue.forget_tenant(tenant)
-
-
-def _prev(previous_interaction_id: str | None) -> list[Any]:
-    return [Field.PREV, previous_interaction_id] if previous_interaction_id else []

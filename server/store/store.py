@@ -4,7 +4,6 @@
     runs          leases, fences, status changes, log writes      (store/runs.py)
     log           reads of the event logs                         (store/event_log.py)
     jobs          the arq queue                                   (store/jobs.py)
-    idempotency   Idempotency-Key records                         (store/idempotency.py)
     webhook_outcomes  what webhook deliveries came to             (store/webhook_outcomes.py)
     webhooks      the tenants' webhooks                           (store/webhooks.py)
     signing_keys  the RS256 keys of webhook_config deliveries     (store/signing_keys.py)
@@ -37,7 +36,6 @@ from .deletions import Deletions
 from .direct import DirectRedis
 from .direct_cluster import DirectCluster
 from .event_log import EventLogStore
-from .idempotency import IdempotencyKeys
 from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
 from .queue_side import QueueSide
@@ -85,7 +83,6 @@ class Store:
         self.jobs = Jobs(
             self.queue.redis, self.queue.blocking, self.queue.scripts, name, store.redis_timeout_seconds
         )
-        self.idempotency = IdempotencyKeys(redis, store.idempotency_ttl_seconds)
         self.webhook_outcomes = WebhookOutcomes(redis, scripts, settings.webhooks)
         self.webhooks = Webhooks(redis, scripts)
         self.signing_keys = SigningKeys(redis, scripts)

@@ -7,7 +7,7 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import msgspec
@@ -20,7 +20,7 @@ from server.protocol.interaction import InteractionConfig
 from server.protocol.records import StoredConfig
 from server.store import keys
 from server.store.deadlines import Deadlines, LateWrite
-from server.store.interactions import NewRecord
+from server.store.new_records import NewRecord
 from server.store.outage import UNAVAILABLE
 from server.store.scripts import Scripts
 from server.store.store import Store
@@ -32,7 +32,7 @@ BOUND = 0.5  # store.redis_timeout_seconds of these tests
 
 
 @pytest.fixture
-def own_redis(tmp_path: Path) -> AsyncIterator[RedisProcess]:
+def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     """A redis-server of this test alone: it is frozen."""
     process = start_own_redis(RedisProcess(tmp_path, port=free_port(), appendonly=False))
     try:

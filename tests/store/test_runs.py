@@ -21,8 +21,8 @@ from server.protocol.interaction import InteractionConfig
 from server.protocol.lifecycle import Event
 from server.protocol.records import Output, StoredConfig
 from server.store import keys
-from server.store.interactions import NewRecord
 from server.store.jobs import event_job
+from server.store.new_records import NewRecord
 from server.store.runs import Finished, RunBatch
 from server.store.store import Store
 

@@ -17,11 +17,15 @@
 -- ARGV[12] the webhook job's id ('' for none), ARGV[13] the job, ARGV[14] its key's ttl ms,
 -- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config,
 -- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
--- interaction, from an earlier check ('' if none)
+-- interaction, from an earlier check ('' if none), ARGV[19] the key of the request's Idempotency-Key ('' for
+-- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms
+-- A key is recorded with the interaction it made, in this one step; a key whose interaction still exists
+-- answers {'repeat', what it recorded} and stores nothing; one whose interaction is gone (deleted) is this
+-- request's now.
 -- The new interaction notes its conversation (`root`, the chain's first interaction) and its tags (`ix`),
 -- and joins their indexes; the parent's indexes are kept as long as the parent.
 -- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root, '1' if a webhook job
--- is due else ''} or {error, id}.
+-- is due else ''} or {error, id} or {'repeat', what the key recorded}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])
 local chain = {}
@@ -29,6 +33,12 @@ local chain_expiry = ARGV[7]
 local depth = 1
 local root = ARGV[18]
 local due = false
+if ARGV[19] ~= '' and ARGV[10] ~= '' then
+  local known = redis.call('GET', ARGV[19])
+  if known and redis.call('EXISTS', prefix .. string.match(known, '^%S+')) == 1 then
+    return {'repeat', known}
+  end
+end
 if prev ~= '' and mode ~= 'skip' then
   local parent = prefix .. prev
   local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth', 'root', 'ix')
@@ -74,6 +84,7 @@ if ARGV[10] ~= '' then
   if mode ~= 'skip' then redis.call('HSET', KEYS[1], 'depth', depth) end
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
+  if ARGV[19] ~= '' then redis.call('SET', ARGV[19], ARGV[20], 'PX', ARGV[21]) end
   add_to_indexes(prefix, id, tags, now, now + ttl, now + ttl + math.floor(ttl / 2))
   if ARGV[8] ~= '' and KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9]) end
   due = queue_event_job({gate = KEYS[2], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],

@@ -1,0 +1,80 @@
+"""An interaction to store, as create.lua takes it: its hash's fields and values packed in one argument."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..protocol.records import Output, StoredConfig
+from ..protocol.steps import Step
+from .idempotency import KeyClaim
+from .keys import Field
+from .records import encode
+
+
+class NewRecord(msgspec.Struct, kw_only=True):
+    """An interaction to store: as it starts, or (for a foreground call nobody can address yet) finished."""
+
+    status: str
+    created: str
+    updated: str | None = None
+    background: bool = False
+    logged: bool = False
+    seq: int = 0
+    config: StoredConfig
+    input_steps: list[Step]
+    #: set when the record is stored finished
+    output: Output | None = None
+    #: the request's Idempotency-Key, recorded with it (create.lua)
+    key: KeyClaim | None = None
+
+
+def packed_fields(record: NewRecord, *, claimed: bool, prev: str | None, depth: int | None = None) -> bytes:
+    """The hash's fields and values as netstrings (create.lua's ARGV[10]); `claimed`: the caller runs it
+    now (fence 1); `depth`: its place in its chain, when checked before."""
+    fields = _fields(record, claimed=claimed)
+    if prev:
+        fields += [Field.PREV, prev]
+    if depth is not None:
+        fields += [Field.DEPTH, depth]
+    return _netstrings(fields)
+
+
+def key_args(key: KeyClaim | None) -> tuple[Any, ...]:
+    """create.lua's arguments of an Idempotency-Key (ARGV[19..21])."""
+    return (key.name, key.value, key.ttl_ms) if key else ("", "", "")
+
+
+def _netstrings(values: list[Any]) -> bytes:
+    parts = []
+    for value in values:
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(b"%d:%s" % (len(raw), raw))
+    return b"".join(parts)
+
+
+def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
+    fields: list[Any] = [
+        Field.STATUS, record.status,
+        Field.CREATED, record.created,
+        Field.UPDATED, record.updated or record.created,
+        Field.BACKGROUND, "1" if record.background else "0",
+        Field.LOG, "1" if record.logged else "0",
+        Field.SEQ, record.seq,
+        Field.FENCE, "1" if claimed else "0",
+        Field.ATTEMPTS, "1" if claimed else "0",
+        Field.CONFIG, encode(record.config),
+        Field.INPUT, encode(record.input_steps),
+    ]  # fmt: skip
+    if record.output is not None:
+        fields += [Field.OUTPUT, encode(record.output)]
+    if configured(record):
+        fields += [Field.WEBHOOK_CONFIG, "1"]
+    return fields
+
+
+def configured(record: NewRecord) -> bool:
+    """Whether the request asked for webhooks of its own (its end is notified with no webhook enabled)."""
+    config = record.config.config.webhook_config
+    return config is not None and bool(config.uris)
