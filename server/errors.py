@@ -131,6 +131,10 @@ class StaleJob(StoreConflict):
         self.fence = fence
 
 
+class AlreadyStored(StoreConflict):
+    """An interaction with this id is stored already (a retried store whose first try was applied)."""
+
+
 class KeyUsed(StoreConflict):
     """A create's Idempotency-Key made an interaction already (it is stored): the repeat answers that one."""
 

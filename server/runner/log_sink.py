@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 
 from ..errors import Fenced, NotFound, StatusChanged, StoreConflict
 from ..events.writer import LogEntry, LogWriter, OnRefused
@@ -18,8 +19,11 @@ from ..store.store import Store
 from . import handle as reasons
 from .handle import RunHandle
 from .histories import Histories
+from .retried import through_outage
 from .sinks import END, Listener, Numbered, RunEnd, RunResult, final_view, terminal_events
 from .spec import RunSpec
+
+log = logging.getLogger(__name__)
 
 
 class LogSink(Numbered):
@@ -71,15 +75,7 @@ class LogSink(Numbered):
             final = final_view(self.spec, status, end.output)
             terminal = [self.number(e) for e in terminal_events(final, end.error)]
             try:
-                await self.store.runs.finish(
-                    self.tenant,
-                    self.interaction_id,
-                    event=event,
-                    fence=self.spec.fence,
-                    output=end.output,
-                    updated=final.updated or views.timestamp(),
-                    events=[*pending, *terminal],
-                )
+                await self._finish(event, status, final, end, [*pending, *terminal])
                 break
             except StatusChanged as exc:
                 if exc.current != lifecycle.CANCELLING or event is Move.SAVE_CANCELLED:
@@ -88,6 +84,14 @@ class LogSink(Numbered):
                 event, status, self.seq = Move.SAVE_CANCELLED, st.CANCELLED, start_seq
             except (Fenced, NotFound):
                 return await self._lost(final, end)
+            except UNAVAILABLE as exc:
+                log.warning(
+                    "interaction %s could not be settled (Redis: %s: %s); the reaper ends it from its log",
+                    self.interaction_id,
+                    type(exc).__name__,
+                    exc,
+                )
+                return await self.abandon(reasons.UNAVAILABLE)
         history = (*self.spec.request.history, *end.output.steps)
         self.histories.put(self.tenant, self.interaction_id, history, self.generation)
         if self.listener is not None:
@@ -96,6 +100,31 @@ class LogSink(Numbered):
                 self.listener.put_nowait(frame)
             self.listener.put_nowait(END)
         return RunResult(interaction=final, error=end.error, produced=end.produced)
+
+    async def _finish(
+        self, event: Move, status: str, final: Interaction, end: RunEnd, events: list[tuple[int, bytes]]
+    ) -> None:
+        """finish.lua, through an outage (runner/retried.py): a later try that finds the status it
+        writes, under this run's fence, finds its own earlier try applied."""
+
+        async def write() -> None:
+            await self.store.runs.finish(
+                self.tenant,
+                self.interaction_id,
+                event=event,
+                fence=self.spec.fence,
+                output=end.output,
+                updated=final.updated or views.timestamp(),
+                events=events,
+            )
+
+        await through_outage(
+            write,
+            seconds=2 * self.store.runs.lease_ms / 1000,
+            landed=lambda exc: isinstance(exc, StatusChanged) and exc.current == status,
+            outage=self.writer.outage,
+            what=f"the end of interaction {self.interaction_id}",
+        )
 
     async def _lost(self, final: Interaction, end: RunEnd) -> RunResult:
         await self.end_from_log()

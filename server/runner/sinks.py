@@ -16,6 +16,7 @@ from typing import Final, Protocol
 
 import msgspec
 
+from ..errors import AlreadyStored
 from ..protocol import sse, views
 from ..protocol import status as st
 from ..protocol.events import ErrorEvent, Event, InteractionCompleted, InteractionStatusUpdate
@@ -27,6 +28,7 @@ from ..store.interactions import Chain, Interactions
 from ..store.new_records import NewRecord
 from ..upstream.base import UpstreamError
 from .histories import Histories
+from .retried import through_outage
 from .spec import RunSpec
 
 #: what a foreground stream's queue carries: a frame, or None when the run is over
@@ -173,12 +175,24 @@ class RecordSink(Numbered):
             input_steps=self.input_steps,
             output=end.output,
         )
-        await self.interactions.store_finished(
-            spec.tenant,
-            spec.interaction_id,
-            record,
-            previous_interaction_id=spec.previous_interaction_id,
-            chain=self.chain,
+        tenant, interaction_id = spec.tenant, spec.interaction_id
+
+        async def write() -> None:
+            await self.interactions.store_finished(
+                tenant,
+                interaction_id,
+                record,
+                previous_interaction_id=spec.previous_interaction_id,
+                chain=self.chain,
+            )
+
+        # its caller waits for it: retried through an outage as long as a background run's end would be
+        await through_outage(
+            write,
+            seconds=2 * self.interactions.lease_ms / 1000,
+            landed=lambda exc: isinstance(exc, AlreadyStored),
+            outage=None,
+            what=f"interaction {interaction_id}",
         )
         # what the next turn continues from: this one's whole conversation
         history = (*spec.request.history, *end.output.steps)

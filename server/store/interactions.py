@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from redis.asyncio import Redis
 
-from ..errors import ChainTooDeep, KeyUsed, NotFound, Unfinished
+from ..errors import AlreadyStored, ChainTooDeep, KeyUsed, NotFound, Unfinished
 from ..protocol import lifecycle
 from ..protocol.records import Record
 from ..protocol.steps import Step
@@ -197,7 +197,7 @@ class Interactions:
         if outcome == "too_deep":
             raise ChainTooDeep(start, self.store.max_chain_depth)
         if outcome == "exists":
-            raise RuntimeError("interaction id collision")
+            raise AlreadyStored("an interaction with this id is stored already")
         if outcome == "repeat":
             raise KeyUsed(*parse(text(result[1])))
         blobs = result[1]

@@ -1,5 +1,6 @@
-"""Write deadlines against a real Redis: a script Redis runs after its caller gave up writes nothing, so a
-503 ("Redis did not answer in time") is true: the write was not applied, not even when Redis thaws."""
+"""Writes through an outage, against a real Redis: a script Redis runs after its caller gave up writes
+nothing, so a 503 ("Redis did not answer in time") is true: the write was not applied, not even when Redis
+thaws; and the write that ends a run is retried until Redis takes it (runner/retried.py)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,24 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 
 from server import settings as settings_module
+from server.errors import StatusChanged
 from server.launch.redis_process import RedisProcess, free_port
 from server.protocol import status as st
 from server.protocol.interaction import InteractionConfig
-from server.protocol.records import StoredConfig
+from server.protocol.lifecycle import Event
+from server.protocol.records import Output, StoredConfig
+from server.runner.retried import through_outage
 from server.store import keys
 from server.store.deadlines import Deadlines, LateWrite
 from server.store.new_records import NewRecord
-from server.store.outage import UNAVAILABLE
+from server.store.outage import UNAVAILABLE, Outage
 from server.store.scripts import Scripts
 from server.store.store import Store
 
@@ -38,8 +42,8 @@ def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     try:
         yield process
     finally:
-        assert process.process is not None
-        os.kill(process.process.pid, signal.SIGCONT)
+        if process.process is not None and process.process.poll() is None:
+            os.kill(process.process.pid, signal.SIGCONT)
         process.stop()
 
 
@@ -122,3 +126,69 @@ async def test_the_offset_of_redis_clock_is_measured() -> None:
 
 def test_a_short_wait_keeps_a_quarter_for_the_reply() -> None:
     assert Deadlines(0.4).budget_ms == 300
+
+
+async def claimed(store: Store, interaction_id: str) -> int:
+    await create(store, interaction_id)
+    return (await store.runs.claim(TENANT, interaction_id, 0)).fence
+
+
+def finisher(store: Store, interaction_id: str, fence: int) -> Callable[[], Awaitable[object]]:
+    async def write() -> object:
+        return await store.runs.finish(
+            TENANT,
+            interaction_id,
+            event=Event.COMPLETE,
+            fence=fence,
+            output=Output(steps=[]),
+            updated="2026-12-01T00:00:01Z",
+            events=[(3, b"event: x\ndata: {}\n\n")],
+        )
+
+    return write
+
+
+def ended_as_written(exc: Exception) -> bool:
+    return isinstance(exc, StatusChanged) and exc.current == st.COMPLETED
+
+
+async def test_a_runs_end_is_written_through_a_freeze(store: Store, own_redis: RedisProcess) -> None:
+    """The end of a run that met a frozen Redis is retried until Redis takes it (each try that timed out
+    refused by its deadline when Redis thaws), and the run ends as it ended, not as the reaper would."""
+    assert own_redis.process is not None
+    fence = await claimed(store, "run")
+    pid = own_redis.process.pid
+    os.kill(pid, signal.SIGSTOP)
+    asyncio.get_running_loop().call_later(3 * BOUND, os.kill, pid, signal.SIGCONT)
+    started = time.monotonic()
+    write = finisher(store, "run", fence)
+    await through_outage(write, seconds=10, landed=ended_as_written, outage=Outage(), what="the end")
+    assert time.monotonic() - started >= 3 * BOUND  # it did meet the freeze
+    assert await store.interactions.status(TENANT, "run") == st.COMPLETED
+
+
+async def test_a_try_whose_reply_was_lost_is_found_applied(store: Store) -> None:
+    fence = await claimed(store, "lost-reply")
+    write = finisher(store, "lost-reply", fence)
+    tries: list[int] = []
+
+    async def reply_lost_once() -> object:
+        tries.append(1)
+        result = await write()
+        if len(tries) == 1:
+            raise TimeoutError("the reply did not come back")
+        return result
+
+    await through_outage(reply_lost_once, seconds=5, landed=ended_as_written, outage=None, what="the end")
+    assert len(tries) == 2
+    assert await store.interactions.status(TENANT, "lost-reply") == st.COMPLETED
+
+
+async def test_an_outage_longer_than_the_budget_is_raised(store: Store, own_redis: RedisProcess) -> None:
+    assert own_redis.process is not None
+    fence = await claimed(store, "long")
+    own_redis.stop()
+    with pytest.raises(UNAVAILABLE):
+        await through_outage(
+            finisher(store, "long", fence), seconds=1, landed=ended_as_written, outage=None, what="the end"
+        )
