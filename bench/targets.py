@@ -278,6 +278,23 @@ def _replica_acks(results: dict[str, Any]) -> list[Target]:
     return [_target("13", name, c16.get("rps_ratio"), ">=", 0.5, X, detail)]
 
 
+def _deadlines(results: dict[str, Any]) -> list[Target]:
+    """15: the CPU a write deadline adds to a stored create, as a share of the whole create's CPU (web
+    process and Redis, scenario 1 at c16), or of the store's create alone when scenario 1 did not run (a
+    larger share: an upper bound)."""
+    row = results.get("deadlines") or {}
+    added = row.get("added_cpu_us")
+    c16 = get(results, "create", "by_concurrency", "c16", "store_true") or {}
+    whole = (c16.get("server_cpu_ms_per_req") or 0) + (c16.get("redis_cpu_ms_per_req") or 0)
+    store_path = (row.get("client_cpu_us") or {}).get("off", 0) + (row.get("redis_cpu_us") or {}).get(
+        "off", 0
+    )
+    of, base = ("a stored create's CPU", whole * 1000) if whole else ("the store's create", store_path)
+    share = round(max(added, 0) / base * 100, 2) if added is not None and base else None
+    detail = f"{added} µs of {round(base, 1)} µs ({of}); store path {row.get('cpu_ratio')}{X} on vs off"
+    return [_target("15", "write deadline: CPU added to a stored create", share, "<=", 3.0, " %", detail)]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -293,6 +310,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _webhooks,
     _list,
     _replica_acks,
+    _deadlines,
 )
 
 

@@ -10,7 +10,8 @@ upstream.py (8: creates through an upstream in a process of its own), idle.py (9
 (10: what metrics and the access log cost), webhooks.py (11: an interaction's end to its webhook's receiver),
 listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create),
 replicas.py (13: what `[store] replica_acks = 1` costs a stored create), cluster.py (14: a stored create
-on one Redis and on a 3-node Redis Cluster, from many tenants).
+on one Redis and on a 3-node Redis Cluster, from many tenants), deadlines.py (15: what a write deadline costs
+the store's create).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .background import background_pickup, cancel_latency
 from .cluster import cluster_cost
 from .common import Bench
 from .create import chain_depth, create_throughput
+from .deadlines import deadline_cost
 from .idle import idle_workers
 from .listing import list_cost
 from .many import many_streams
@@ -50,4 +52,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "list": list_cost,
     "replica_acks": replica_acks_cost,
     "cluster": cluster_cost,
+    "deadlines": deadline_cost,
 }
