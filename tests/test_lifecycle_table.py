@@ -48,6 +48,8 @@ def test_cancel_goes_through_cancelling_which_clients_see_as_cancelled() -> None
     assert next_state(st.IN_PROGRESS, Event.CANCEL) == CANCELLING
     assert wire_status(CANCELLING) == st.CANCELLED
     assert wire_status(st.IN_PROGRESS) == st.IN_PROGRESS
+    # a run waiting for a worker, as Google's API shows a background one
+    assert wire_status(st.QUEUED) == st.IN_PROGRESS
     # a cancelling run cannot complete: it saves its output as cancelled (the race's other side)
     with pytest.raises(Refused):
         next_state(CANCELLING, Event.COMPLETE)

@@ -51,7 +51,7 @@ def wait_finished(http: httpx.Client, interaction_id: str, timeout: float = 10) 
     deadline = time.monotonic() + timeout
     while True:
         got: dict[str, Any] = http.get(f"{PATH}/{interaction_id}", params={"stream": "false"}).json()
-        if got["status"] not in ("queued", "in_progress"):
+        if got["status"] != "in_progress":
             return got
         assert time.monotonic() < deadline, got
         time.sleep(0.02)

@@ -7,6 +7,7 @@ from typing import Any
 from .base import Wire
 from .deltas import Delta
 from .interaction import ErrorInfo, Interaction, Usage
+from .lifecycle import wire_status
 from .steps import Step
 
 
@@ -22,6 +23,10 @@ class InteractionStatusUpdate(Event, tag="interaction.status_update", kw_only=Tr
     interaction_id: str
     status: str
     usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        # made from a state by the runner, the settle or a replay: each shows it as clients see it
+        self.status = wire_status(self.status)
 
 
 class StepStart(Event, tag="step.start", kw_only=True):

@@ -114,6 +114,11 @@ def moves(event: Event) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((source, target) for (source, ev), target in TRANSITIONS.items() if ev is event))
 
 
+#: the states clients see as another status: their cancel has happened; and a run waits for a worker as
+#: Google's background runs show it (the states stay, for the pickup, the reaper and cancels to tell apart)
+_SHOWN_AS: Final = {CANCELLING: st.CANCELLED, st.QUEUED: st.IN_PROGRESS}
+
+
 def wire_status(state: str) -> str:
-    """The status clients see: `cancelling` is `cancelled` to them (their cancel has happened)."""
-    return st.CANCELLED if state == CANCELLING else state
+    """The status clients see of a state (every rendering of an interaction or its events asks here)."""
+    return _SHOWN_AS.get(state, state)

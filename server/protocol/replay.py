@@ -21,7 +21,7 @@ from .events import (
     StepStart,
     StepStop,
 )
-from .interaction import ErrorInfo, Interaction
+from .interaction import ErrorInfo
 from .records import Record
 from .steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
 
@@ -30,17 +30,7 @@ def synthesize(record: Record) -> list[bytes]:
     """The events of a finished interaction, rebuilt from its record (numbered evr_1, evr_2, ...)."""
     interaction = views.from_record(record, full_timeline=False)
     events: list[Event] = [
-        InteractionCreated(
-            interaction=Interaction(
-                id=record.id,
-                object="interaction",
-                status=st.IN_PROGRESS,
-                model=interaction.model,
-                agent=interaction.agent,
-                created=record.created,
-                updated=record.created,
-            )
-        ),
+        InteractionCreated(interaction=views.snapshot(record.id, record.config, record.created)),
         InteractionStatusUpdate(interaction_id=record.id, status=st.IN_PROGRESS),
     ]
     for index, step in enumerate(interaction.steps or []):

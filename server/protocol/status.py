@@ -1,7 +1,10 @@
 """The interaction statuses of the API (spec §6, §8).
 
 Every status string clients see exists here. Which status may follow which, and on what event, is the
-lifecycle table's (protocol/lifecycle.py), which adds the one state clients never see (`cancelling`).
+lifecycle table's (protocol/lifecycle.py), which adds a state of its own (`cancelling`). Two states are
+held but never shown (lifecycle.wire_status): `cancelling` is `cancelled` to clients, and `queued` (a
+background run no worker has taken yet) is `in_progress`, as Google's API answers a background create;
+clients with a closed list of statuses (the Vercel AI SDK's) know no `queued`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ ALL: Final = frozenset(
         BUDGET_EXCEEDED,
     }
 )
+
+#: the statuses clients see (and filter lists by, server/search/filters.py)
+SHOWN: Final = ALL - {QUEUED}
 
 #: A run holds the interaction: it can still produce output and be cancelled.
 RUNNING: Final = frozenset({QUEUED, IN_PROGRESS})

@@ -99,7 +99,7 @@ def snapshot(
     return Interaction(
         id=interaction_id,
         object="interaction",
-        status=status,
+        status=wire_status(status),
         model=config.config.model,
         agent=config.config.agent,
         created=created,

@@ -17,8 +17,13 @@ from ..store.search import Query
 
 #: a value a filter compares with: never empty (a query parameter left empty is no filter)
 Given = Annotated[str, msgspec.Meta(min_length=1)]
-#: one or more of the statuses, comma-separated
-STATUS_PATTERN = "^({0})(,({0}))*$".format("|".join(sorted(st.ALL)))
+#: one or more of the statuses clients see, comma-separated
+STATUS_PATTERN = "^({0})(,({0}))*$".format("|".join(sorted(st.SHOWN)))
+#: what a status a client filters by matches besides itself: the states shown as it (lifecycle.wire_status)
+_ALSO: dict[str, frozenset[str]] = {
+    st.CANCELLED: frozenset({lifecycle.CANCELLING}),
+    st.IN_PROGRESS: frozenset({st.QUEUED}),
+}
 Statuses = Annotated[str, msgspec.Meta(pattern=STATUS_PATTERN)]
 Moment = Annotated[str, msgspec.Meta(min_length=1, extra_json_schema={"format": "date-time"})]
 
@@ -28,7 +33,8 @@ class Filter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defa
 
     #: each label must be there with this value
     labels: dict[Given, str] = {}
-    #: one of these statuses, comma-separated (as clients see them: `cancelled` covers a cancel under way)
+    #: one of these statuses, comma-separated (as clients see them: `cancelled` covers a cancel under way,
+    #: `in_progress` a background run no worker has taken yet)
     status: Statuses | None = None
     model: Given | None = None
     agent: Given | None = None
@@ -93,16 +99,22 @@ def to_query(given: Filter, field_prefix: str = "") -> Query:
 
 
 def _states(raw: str | None, field: str) -> frozenset[str]:
-    """The lifecycle states of the statuses asked for: `cancelled` is also a cancel under way."""
+    """The lifecycle states of the statuses asked for: an item matches the status it shows. `queued` is
+    refused: no interaction shows it (a filter that matched what it never shows would be a lie)."""
     if not raw:
         return frozenset()
     states: set[str] = set()
     for name in (part.strip() for part in raw.split(",")):
-        if name not in st.ALL:
-            raise InvalidArgument(f"{name[:32]!r} is not a status ({', '.join(sorted(st.ALL))})", field)
+        if name == st.QUEUED:
+            raise InvalidArgument(
+                "'queued' is not a status interactions show: a background run waiting for a worker is "
+                "'in_progress', as Google's API answers (filter by that)",
+                field,
+            )
+        if name not in st.SHOWN:
+            raise InvalidArgument(f"{name[:32]!r} is not a status ({', '.join(sorted(st.SHOWN))})", field)
         states.add(name)
-        if name == st.CANCELLED:
-            states.add(lifecycle.CANCELLING)
+        states.update(_ALSO.get(name, ()))
     return frozenset(states)
 
 

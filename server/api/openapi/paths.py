@@ -84,7 +84,8 @@ def _create() -> Json:
         },
         "responses": {
             "200": _reply(
-                "The interaction: finished for a foreground call, `queued` for `background: true`; "
+                "The interaction: finished for a foreground call, `in_progress` for `background: true` (also "
+                "while no worker has taken it yet, as Google's API answers); "
                 "its events when the body has `stream: true`.",
                 stream=True,
             ),

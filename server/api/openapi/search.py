@@ -27,7 +27,7 @@ _BAD = "A parameter that is not a filter, or a bad value of one (the message nam
 
 
 def _list_parameters() -> list[Json]:
-    statuses = ", ".join(sorted(st.ALL))
+    statuses = ", ".join(sorted(st.SHOWN))
     return [
         {
             "name": "labels",
@@ -42,7 +42,12 @@ def _list_parameters() -> list[Json]:
             },
         },
         {
-            **query("status", f"One of these statuses, comma-separated ({statuses})"),
+            **query(
+                "status",
+                f"One of these statuses, comma-separated ({statuses}), as the interactions show them: "
+                "`in_progress` includes background runs no worker has taken yet, `cancelled` a cancel "
+                "still saving its output",
+            ),
             "schema": {"type": "string", "pattern": STATUS_PATTERN},
         },
         {**query("model", "Created with this model (with or without `models/`)"), "schema": _GIVEN},
