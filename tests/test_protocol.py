@@ -9,13 +9,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from server.protocol import codec
+from server.protocol import codec, sse, views
 from server.protocol import deltas as d
 from server.protocol import status as st
 from server.protocol.codec import InvalidArgument, decode_create, json_encoder
-from server.protocol.content import ImageContent, TextContent, UnknownContent
-from server.protocol.events import StepDelta, StepStart, StepStop
-from server.protocol.interaction import ErrorInfo, Usage
+from server.protocol.content import FunctionResultContent, ImageContent, TextContent, UnknownContent
+from server.protocol.events import InteractionStatusUpdate, StepDelta, StepStart, StepStop
+from server.protocol.interaction import ErrorInfo, InteractionConfig, Usage
+from server.protocol.records import StoredConfig
 from server.protocol.steps import (
     FunctionCallStep,
     FunctionResultStep,
@@ -509,6 +510,30 @@ def test_all_nine_statuses_exist() -> None:
     assert st.RUNNING | st.FINISHED == st.ALL and not st.RUNNING & st.FINISHED
     assert st.TERMINAL == {"completed", "failed", "cancelled", "incomplete", "budget_exceeded"}
     assert st.TERMINAL <= st.FINISHED
+
+
+def test_a_waiting_run_is_in_progress_in_every_rendering() -> None:
+    """Google's API answers a background create `in_progress`; the Vercel AI SDK knows no `queued`."""
+    config = StoredConfig(config=InteractionConfig(model="echo"))
+    stamp = "2026-11-30T00:00:00Z"
+    shown = views.interaction(
+        interaction_id="i", status=st.QUEUED, config=config, created=stamp, updated=stamp
+    )
+    assert shown.status == st.IN_PROGRESS
+    assert views.snapshot("i", config, stamp, status=st.QUEUED).status == st.IN_PROGRESS
+    frame = sse.frame(InteractionStatusUpdate(interaction_id="i", status=st.QUEUED))
+    assert b'"status":"in_progress"' in frame and b"queued" not in frame
+    assert st.QUEUED not in st.SHOWN and st.SHOWN == st.ALL - {st.QUEUED}
+
+
+def test_a_function_result_inside_user_input_is_typed_and_kept_as_sent() -> None:
+    item = {"type": "function_result", "call_id": "c1", "name": "f", "result": '{"a":1}', "signature": "cw=="}
+    _, steps, warnings = decode_create(body(input=[{"type": "user_input", "content": [item]}]))
+    [step] = steps
+    assert isinstance(step, UserInputStep)
+    assert step.content == [FunctionResultContent(call_id="c1", name="f", result='{"a":1}', signature="cw==")]
+    assert warnings == []
+    assert json.loads(json_encoder.encode(step)) == {"type": "user_input", "content": [item]}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -52,9 +52,32 @@ class VideoContent(Tagged, Content, tag="video"):
     processing: dict[str, Any] | None = None
 
 
+class FunctionResultContent(Tagged, Content, tag="function_result"):
+    """A function's result as an item of a `user_input` step, where the Vercel AI SDK (`@ai-sdk/google`)
+    puts each tool result, against Google's hosted API that takes it as the result of its call. Google's
+    own SDKs send it as a `function_result` step instead (steps.py): both mean the same to the model
+    (runner/history.py `model_steps`), and each is stored and returned as it came."""
+
+    call_id: str
+    result: Any = None
+    name: str | None = None
+    is_error: bool | None = None
+    #: declared by the AI SDK's type, kept and returned; no provider takes a signature on a result
+    signature: str | None = None
+
+
 MediaContent = ImageContent | AudioContent | DocumentContent | VideoContent
 
-register(Content, UnknownContent, TextContent, ImageContent, AudioContent, DocumentContent, VideoContent)
+register(
+    Content,
+    UnknownContent,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    DocumentContent,
+    VideoContent,
+    FunctionResultContent,
+)
 
 
 def text_of(items: list[Content] | None) -> str:

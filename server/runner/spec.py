@@ -8,6 +8,7 @@ from ..protocol.interaction import InteractionConfig
 from ..protocol.records import StoredConfig
 from ..protocol.steps import Step
 from ..upstream.base import Backend, UpstreamRequest
+from .history import model_steps
 
 
 class RunSpec(msgspec.Struct, kw_only=True):
@@ -30,9 +31,10 @@ class RunSpec(msgspec.Struct, kw_only=True):
 
 
 def upstream_request(config: InteractionConfig, upstream_model: str, history: list[Step]) -> UpstreamRequest:
+    """Every run's model call is made here: its history as the backends read it (history.model_steps)."""
     return UpstreamRequest(
         model=config.model or config.agent or "",
         upstream_model=upstream_model,
-        history=history,
+        history=model_steps(history),
         config=config,
     )
