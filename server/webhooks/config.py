@@ -16,8 +16,11 @@ NOT_STORED = (
     "webhook_config is ignored with store=false: nothing is stored, so no event follows; the answer is "
     "this response"
 )
-#: the warning of one that names no URI
-NO_URIS = "webhook_config names no uris: no event is sent for it"
+#: the warning of one that names no URI: uris, when set, replace the registered webhooks; unset, they stay
+NO_URIS = (
+    "webhook_config names no uris: this interaction's events go to the registered webhooks, as without it, "
+    "and its user_metadata is not sent"
+)
 
 
 async def check(

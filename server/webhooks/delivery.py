@@ -1,10 +1,11 @@
 """One webhook delivery attempt: a POST to a checked URI, and what came of it as a record.
 
-The request goes to one of the addresses the URI was checked at (`addresses.CheckedUri`), never to a fresh
-DNS answer, with the URI's host in the Host header and, over https, in SNI and the certificate check. One
-timeout covers connecting, sending and the response's head; redirects are not followed (a receiver that
-moved must be updated, and following one would reach an address nobody checked); the response body is not
-wanted: at most `BODY_LIMIT` bytes of it are read, for a clean close, then the connection is closed.
+The request is a POST of the event's JSON (`Content-Type: application/json`) to one of the addresses the
+URI was checked at (`addresses.CheckedUri`), never to a fresh DNS answer, with the URI's host in the Host
+header and, over https, in SNI and the certificate check. One timeout covers connecting, sending and the
+response's head; redirects are not followed (a receiver that moved must be updated, and following one
+would reach an address nobody checked); the response body is not wanted: at most `BODY_LIMIT` bytes of
+it are read, for a clean close, then the connection is closed.
 
 httpx rather than our own client (`upstream/http1/`): ours connects to the host it names, while httpx can
 connect to an address and name a host (its `sni_hostname` extension) as it is, and a delivery does not need
@@ -37,6 +38,7 @@ from .addresses import (
 )
 
 USER_AGENT = "interaction-server-webhooks"
+CONTENT_TYPE = "application/json"
 TIMEOUT_SECONDS = 10.0
 #: the most of a response body read (then the connection is closed), and the longest wait for it
 BODY_LIMIT = 4096
@@ -127,7 +129,9 @@ async def _send(
     client: httpx.AsyncClient, checked: CheckedUri, headers: Mapping[str, str], body: bytes
 ) -> httpx.Response:
     """The response's head from the first checked address that takes the connection."""
-    fields = {"user-agent": USER_AGENT, "accept-encoding": "identity"}
+    # the body is always JSON (events.py), and receivers select on saying so: Express's
+    # `express.raw({type: "application/json"})` of the public guides leaves a body without it unread
+    fields = {"user-agent": USER_AGENT, "accept-encoding": "identity", "content-type": CONTENT_TYPE}
     fields.update((name.lower(), value) for name, value in headers.items())
     fields["host"] = checked.authority
     # over https, the certificate is checked against this name, not against the address connected to

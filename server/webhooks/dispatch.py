@@ -1,8 +1,9 @@
 """An interaction's end, turned into one delivery job per target (the event job's work), and pings.
 
 The event job is queued by the script that ends the interaction (store/scripts/_notify.lua), so it exists
-exactly when the end does. It reads the record, finds the tenant's enabled webhooks subscribed to the
-event and the request's `webhook_config` URIs, and queues a delivery per target. A job per target and per
+exactly when the end does. It reads the record, finds its targets, and queues a delivery per target: the
+request's `webhook_config.uris` when it names any (instead of the registered webhooks, as Google's SDK
+documents them), else the tenant's enabled webhooks subscribed to the event. A job per target and per
 attempt, named by both (pending.py): an event job run twice (its worker died) queues nothing twice.
 """
 
@@ -90,18 +91,17 @@ class EventDispatch:
                 first_ms=first_ms,
             )
 
-        found = [
+        config = record.config.config.webhook_config
+        if config is not None and config.uris:
+            # instead of the registered webhooks, as Google's SDK documents `webhook_config.uris`: every
+            # event of this interaction, with its user_metadata (they subscribe to nothing)
+            with_metadata = msgspec.structs.replace(data, user_metadata=config.user_metadata)
+            return [delivery(f"{CONFIG_TARGET}{n}", with_metadata, uri) for n, uri in enumerate(config.uris)]
+        return [
             delivery(WEBHOOK_TARGET + webhook.id, data)
             for webhook in await self.store.webhooks.enabled(tenant)
             if event_type in webhook.subscribed_events
         ]
-        config = record.config.config.webhook_config
-        if config is not None and config.uris:
-            with_metadata = msgspec.structs.replace(data, user_metadata=config.user_metadata)
-            found += [
-                delivery(f"{CONFIG_TARGET}{n}", with_metadata, uri) for n, uri in enumerate(config.uris)
-            ]
-        return found
 
 
 def _data(record: Record, status: str) -> events.EventData:

@@ -43,7 +43,8 @@ async def post(
     resolver: Resolver = system_resolver,
     tls: ssl.SSLContext | None = None,
 ) -> Attempt:
-    headers = {"Content-Type": "application/json", "webhook-id": "msg_1", "webhook-timestamp": "1767225600"}
+    # no Content-Type: deliver() says the body is JSON itself (receivers select on it)
+    headers = {"webhook-id": "msg_1", "webhook-timestamp": "1767225600"}
     return await deliver(uri, headers, BODY, allow=allow, resolver=resolver, timeout_seconds=within, tls=tls)
 
 

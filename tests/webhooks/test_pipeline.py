@@ -99,6 +99,8 @@ async def test_a_webhook_hears_of_each_end_signed_with_its_secret(stack: Stack, 
         assert set(payload["data"]) == {"id", "status"}
         assert payload["timestamp"].endswith("Z")
     assert len({request.headers["webhook-id"] for request in requests}) == 2
+    # what a receiver written with `express.raw({type: "application/json"})` needs to read the body at all
+    assert all(request.headers["content-type"] == "application/json" for request in requests)
     await receiver.nothing_more(2, 0.5)
     attempts = await _deliveries(stack, client._api_client.api_key or "", webhook_id)
     assert [a["outcome"] for a in attempts] == ["delivered", "delivered"]
@@ -126,6 +128,7 @@ async def test_a_webhook_config_is_signed_with_a_jwt_of_the_jwks(stack: Stack, r
     )
     [request] = await receiver.wait_for(1)
     verify_dynamic(request, stack.url, ISSUER)
+    assert request.headers["content-type"] == "application/json"
     payload = json.loads(request.body)
     assert payload["type"] == COMPLETED
     assert payload["data"] == {
@@ -180,6 +183,36 @@ async def test_only_subscribed_events_are_sent(workers_stack: Stack, receiver: R
     [request] = await receiver.wait_for(1)
     assert json.loads(request.body)["data"]["id"] == failed.id
     await receiver.nothing_more(1, 1.0)
+
+
+async def test_webhook_config_uris_are_told_instead_of_the_registered_webhooks(
+    workers_stack: Stack, receiver: Receiver
+) -> None:
+    """Google's SDK: "If set, these webhook URIs will be used for webhook events instead of the registered
+    webhooks". Unset (or empty), the registered webhooks hear of the interaction as usual."""
+    client = sdk(workers_stack.url, new_key())
+    async with Receiver() as registered:
+        await _webhook(client, registered.uri)
+        config = {"uris": [receiver.uri], "user_metadata": {"job": "7"}}
+        own = interaction(
+            await client.aio.interactions.create(model="echo", input="a", webhook_config=config)
+        )
+        failed = interaction(
+            await client.aio.interactions.create(
+                model="broken", input="b", background=True, webhook_config={"uris": [receiver.uri]}
+            )
+        )
+        plain = interaction(await client.aio.interactions.create(model="echo", input="c"))
+        empty = interaction(
+            await client.aio.interactions.create(model="echo", input="d", webhook_config={"uris": []})
+        )
+        told = {json.loads(r.body)["data"]["id"]: json.loads(r.body) for r in await receiver.wait_for(2)}
+        heard = {json.loads(r.body)["data"]["id"] for r in await registered.wait_for(2)}
+        await receiver.nothing_more(2, 1.0)
+        await registered.nothing_more(2, 0.0)
+    assert set(told) == {own.id, failed.id}
+    assert told[own.id]["data"]["user_metadata"] == {"job": "7"} and told[failed.id]["type"] == FAILED
+    assert heard == {plain.id, empty.id}
 
 
 async def test_a_receiver_down_for_a_while_gets_the_event_once_up(workers_stack: Stack) -> None:
