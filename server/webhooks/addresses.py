@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -144,26 +145,63 @@ def parse_uri(uri: str) -> _Parsed:
         raise UriRefused(f"is longer than {MAX_URI_LENGTH} characters")
     if any(ord(char) <= 32 or ord(char) == 127 for char in uri):
         raise UriRefused("holds whitespace or control characters")
-    parts = urllib.parse.urlsplit(uri)
+    try:
+        parts = urllib.parse.urlsplit(uri)
+    except ValueError:
+        # urlsplit's own refusal of a bracket left open or closed without an IPv6 address in it
+        raise UriRefused(f"has a malformed host: {_BRACKETS}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise UriRefused(f"must be http:// or https://, not {scheme + ':' if scheme else 'scheme-less'}")
     if "@" in parts.netloc:
         raise UriRefused("must not carry a user name or password")
-    if not parts.hostname:
-        raise UriRefused("has no host")
-    host = _normal_host(parts.hostname)
-    try:
-        explicit = parts.port
-    except ValueError:
-        raise UriRefused("has a port out of range", host) from None
-    if explicit == 0:
-        raise UriRefused("has a port out of range", host)
+    host, explicit = _authority(parts.netloc)
     port = explicit or (443 if scheme == "https" else 80)
     literal = f"[{host}]" if ":" in host else host
     authority = f"{literal}:{explicit}" if explicit else literal
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return _Parsed(scheme, host, port, authority, target)
+
+
+_BRACKETS = "an IPv6 address is written whole, in brackets, as in http://[2001:db8::1]:8080/"
+#: a host name as DNS knows it, once IDNA-encoded: dot-separated labels of letters, digits, `-` and `_`
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+_BRACKETED = re.compile(r"\[([^\[\]]*)\](?::([^:]*))?")
+
+
+def _authority(netloc: str) -> tuple[str, int | None]:
+    """The host (normalised) and the explicit port (None: the scheme's) of a URI's authority, whole: what
+    urlsplit lets through (text after a bracket, two colons, a port that is no number) is refused here."""
+    bracketed = _BRACKETED.fullmatch(netloc) if netloc.startswith("[") else None
+    if bracketed is not None:
+        host, port = bracketed.group(1).lower(), bracketed.group(2) or ""
+        if "%" in host or not _is_ipv6(host):
+            raise UriRefused(f"has a malformed host: [{host}] is not an IPv6 address ({_BRACKETS})")
+    elif "[" in netloc or "]" in netloc or netloc.count(":") > 1:
+        raise UriRefused(f"has a malformed host: {_BRACKETS}")
+    else:
+        name, _, port = netloc.partition(":")
+        if not name:
+            raise UriRefused("has no host")
+        host = _normal_host(name)
+        if not _HOST_NAME.fullmatch(host):
+            raise UriRefused("is not a valid host name", host)
+    if not port:
+        return host, None
+    if not port.isascii() or not port.isdigit():
+        raise UriRefused(f"has a port that is not a number ({port!r})", host)
+    number = int(port)
+    if not 0 < number < 65536:
+        raise UriRefused("has a port out of range", host)
+    return host, number
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _normal_host(host: str) -> str:

@@ -17,6 +17,7 @@ from server.webhooks.addresses import (
     HostNotResolved,
     UriRefused,
     check_uri,
+    parse_uri,
     refusal,
     system_resolver,
 )
@@ -166,6 +167,61 @@ async def test_uris_of_the_wrong_shape_are_refused_before_any_lookup(uri: str, m
         await check_uri(uri, resolver=resolve)
     assert refused.value.message == message and refused.value.field == "uri"
     assert resolve.asked == []
+
+
+MALFORMED_HOST = "has a malformed host"
+
+
+@pytest.mark.parametrize(
+    ("uri", "reason"),
+    [
+        ("http://[::1/", MALFORMED_HOST),
+        ("http://[::1", MALFORMED_HOST),
+        ("http://[zz]/", MALFORMED_HOST),
+        ("http://[]/", MALFORMED_HOST),
+        ("http://[1.2.3.4]/", MALFORMED_HOST),
+        ("http://[v1.x]/", "[v1.x] is not an IPv6 address"),
+        ("http://[fe80::1%25eth0]/", "is not an IPv6 address"),
+        ("http://[::1]]/", MALFORMED_HOST),
+        ("http://[::1]x/", MALFORMED_HOST),
+        ("http://a]b/", MALFORMED_HOST),
+        ("http://::1/", MALFORMED_HOST),
+        ("http://[::1]:80:80/", MALFORMED_HOST),
+        ("http://host:99999/", "has a port out of range"),
+        ("http://host:-1/", "has a port that is not a number ('-1')"),
+        ("http://host:8a/", "has a port that is not a number ('8a')"),
+        ("http://host:\u0661\u0662/", "has a port that is not a number"),
+        ("http://:80/", "has no host"),
+        ("http://%zz/", "is not a valid host name"),
+        ("http://a..b/", "is not a valid host name"),
+        ("http://a$b.example/", "is not a valid host name"),
+        ("http://" + "a" * 64 + ".example/", "is not a valid host name"),
+    ],
+)
+async def test_malformed_uris_are_refused_not_raised(uri: str, reason: str) -> None:
+    """Whatever urlsplit raises or lets through in an authority is a refusal naming `uri` (a 400),
+    never a ValueError (a 500), and nothing is looked up."""
+    resolve = Answers("8.8.8.8")
+    with pytest.raises(UriRefused) as refused:
+        await check_uri(uri, resolver=resolve)
+    assert reason in refused.value.reason and refused.value.field == "uri"
+    assert resolve.asked == []
+
+
+@pytest.mark.parametrize(
+    ("uri", "host", "port", "authority"),
+    [
+        ("http://[2001:db8::1]:8080/x", "2001:db8::1", 8080, "[2001:db8::1]:8080"),
+        ("https://[2606:4700::1]/", "2606:4700::1", 443, "[2606:4700::1]"),
+        ("http://receiver.example:/", "receiver.example", 80, "receiver.example"),
+        ("https://Receiver.Example.:8443/", "receiver.example", 8443, "receiver.example:8443"),
+        ("https://b\u00fccher.example/", "xn--bcher-kva.example", 443, "xn--bcher-kva.example"),
+        ("http://under_score.example/", "under_score.example", 80, "under_score.example"),
+    ],
+)
+def test_well_formed_authorities_still_parse(uri: str, host: str, port: int, authority: str) -> None:
+    parsed = parse_uri(uri)
+    assert (parsed.host, parsed.port, parsed.authority) == (host, port, authority)
 
 
 async def test_the_length_bound() -> None:
