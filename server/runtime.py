@@ -98,7 +98,12 @@ class Runtime:
             store, self.webhook_events, hooks, self.server_keys, self.keyring, issuer(settings)
         )
         self.agents = AgentResource(
-            store.agents, self.router, self.server_keys, max_agents=settings.agents.max_agents
+            store.agents,
+            self.router,
+            self.server_keys,
+            max_agents=settings.agents.max_agents,
+            tools=settings.tools,
+            allow=AllowList.parse(hooks.allow),
         )
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)

@@ -2,7 +2,11 @@
 
 An agent is written once and never changed (the SDK has no update). Its `base_agent` must route (a model
 or agent name of config/models.toml, or a built-in one) when it is created; a route removed later fails
-the interactions that name the agent, with the same 400 a request naming that model gets.
+the interactions that name the agent, with the same 400 a request naming that model gets. Its MCP servers
+are checked as a create's are (runner/tool_checks.py: names, `allowed_tools`, at most `[tools]
+max_servers`, each url one the webhooks' address rules let us call), a 400 naming `tools[i]...` as the
+agent's body has it; an interaction naming the agent checks them again (an address refused since, or an
+agent stored before this check), and that 400 names `agent.tools[i]...`.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from collections.abc import Callable, Sequence
 
 from ..errors import AgentNotFound, InvalidArgument, LimitReached
 from ..protocol import paging
+from ..sections import ToolSettings
 from ..store.agents import AT_LIMIT, TAKEN, AgentRecord, Agents
+from ..tools.checks import check_servers
 from ..upstream.routing import BUILTIN_MODELS, Router
+from ..webhooks.addresses import STRICT, AllowList, Resolver, system_resolver
 from . import headers, rules
 from .wire import Agent, AgentList, CreateAgent, view
 
@@ -28,9 +35,16 @@ class AgentResource:
         server_keys: Sequence[bytes],
         *,
         max_agents: int = rules.MAX_AGENTS,
+        tools: ToolSettings | None = None,
+        allow: AllowList = STRICT,
+        resolver: Resolver = system_resolver,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.max_agents = max_agents
+        #: what an agent's MCP servers are checked by: `[tools]` and `[webhooks] allow`
+        self.tools = tools or ToolSettings()
+        self.allow = allow
+        self.resolver = resolver
         self.store = store
         self.router = router
         #: seal the agents' MCP header values (the first) and open them (any), agents/headers.py
@@ -50,6 +64,7 @@ class AgentResource:
     async def create(self, tenant: str, body: CreateAgent) -> Agent:
         rules.base_environment(body.base_environment)
         agent_id = rules.chosen_id(body.id, self.reserved)
+        await check_servers(body.tools, self.tools, self.allow, self.resolver)
         record = AgentRecord(
             id=agent_id,
             create_ms=int(self.clock() * 1000),

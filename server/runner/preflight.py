@@ -28,7 +28,7 @@ class Preflight(UseCase):
             warnings = [*warnings, *await self._webhook_warnings(request)]
         request, agent = await with_agent(self.store.agents, tenant, request, self.server_keys)
         if mcp_servers(request.tools):
-            await check_servers(request.tools, self.settings.tools, self.webhook_allow)
+            await check_servers(request.tools, self.settings.tools, self.webhook_allow, agent=agent)
             if request.store:
                 request = tool_headers.seal(request, tenant, self.server_keys[0])
         return request, agent, warnings

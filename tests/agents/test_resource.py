@@ -151,7 +151,7 @@ def test_the_limit(client: genai.Client, http: httpx.Client) -> None:
 
 
 def test_mcp_headers_are_hidden(client: genai.Client, http: httpx.Client) -> None:
-    server = {"type": "mcp_server", "name": "files", "url": "https://mcp.example.com/mcp"}
+    server = {"type": "mcp_server", "name": "files", "url": "https://93.184.216.34/mcp"}
     made = http.post(
         "/v1beta/agents",
         json={"base_agent": "echo", "tools": [{**server, "headers": {"Authorization": "Bearer s3cret"}}]},
