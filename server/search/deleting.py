@@ -2,9 +2,13 @@
 filter matches goes, with the rest of its conversation (the chain before it and every turn after it).
 
 Without `force` the request only counts what would go. With it, a job on the queue deletes, and the
-request answers with an operation (`operations/<id>`) whose metadata tells the progress. The job may be
-run twice (a worker killed mid-job: its job is taken again): it deletes what is left, so nothing is
-counted twice.
+request answers with an operation (`operations/<id>`) whose metadata tells the progress.
+
+The job may be run again (a worker killed mid-job: its job is taken again), and its counts stay true
+across runs: the first run keeps the conversations the filter matched as it began (and their counts), a
+re-run goes on through the same ones from the first not done (deleting what is left of it), and every
+delete is counted by what it really removed. A delete's ids are marked before it is sent, so one whose
+run died before its count is counted by the next run: the marked ids that are gone.
 """
 
 from __future__ import annotations
@@ -112,17 +116,23 @@ class Purges:
         return found
 
     async def run(self, tenant: str, deletion_id: str) -> None:
-        """The job: collect the conversations the filter matches, then delete them one by one."""
+        """The job: collect the conversations the filter matches (once), then delete them one by one."""
         progress = await self.deletions.get(tenant, deletion_id)
         if progress is None or progress.state == "done":
             return
-        await self.deletions.update(tenant, deletion_id, state="running")
-        query = to_query(msgspec.json.decode(progress.filter, type=Filter))
-        roots, matched = await self._roots(tenant, query)
-        await self.deletions.update(tenant, deletion_id, matched=matched, conversations=len(roots))
-        for done, root in enumerate(roots, start=1):
-            deleted = await self._delete_conversation(tenant, root)
-            await self.deletions.update(tenant, deletion_id, deleted=deleted, conversations_done=done)
+        roots = await self.deletions.roots(tenant, deletion_id)
+        if roots is None:
+            query = to_query(msgspec.json.decode(progress.filter, type=Filter))
+            roots, matched = await self._roots(tenant, query)
+            await self.deletions.collected(tenant, deletion_id, roots, matched)
+            start = 0
+        else:
+            # a re-run: the last run's delete under way is counted, and it goes on where that run was
+            await self._count_inflight(tenant, deletion_id, progress.inflight)
+            await self.deletions.update(tenant, deletion_id, state="running")
+            start = progress.conversations_done
+        for done, root in enumerate(roots[start:], start=start + 1):
+            await self._delete_conversation(tenant, deletion_id, root, done)
         await self.deletions.update(tenant, deletion_id, state="done")
         # every process drops the histories it holds for this tenant: none may outlive what they contain
         await self.interactions.broadcast_forget(tenant)
@@ -140,16 +150,31 @@ class Purges:
                 return list(roots), matched
             start = page.next
 
-    async def _delete_conversation(self, tenant: str, root: str) -> int:
-        """Its later turns, a page at a time, then its first."""
-        deleted = 0
+    async def _delete_conversation(self, tenant: str, deletion_id: str, root: str, done: int) -> None:
+        """Its later turns, a page at a time, the first with the last page; then it is counted done."""
         while True:
             # from the newest each time: what the last page found is gone
             page = await self.search.page(tenant, _later_turns(root), start=None, limit=_PAGE)
-            if page.found:
-                deleted += await self.interactions.delete(tenant, *ids(page.found))
-            if page.next is None:
-                return deleted + await self.interactions.delete(tenant, root)
+            last = page.next is None
+            batch = [*ids(page.found), root] if last else ids(page.found)
+            await self._delete(tenant, deletion_id, batch, {"conversations_done": done} if last else {})
+            if last:
+                return
+
+    async def _delete(self, tenant: str, deletion_id: str, batch: list[str], changes: dict[str, Any]) -> None:
+        """One delete, marked before it is sent and counted (with `changes`) by what it removed."""
+        await self.deletions.update(tenant, deletion_id, inflight=msgspec.json.encode(batch))
+        deleted = await self.interactions.delete(tenant, *batch)
+        await self.deletions.update(tenant, deletion_id, deleted=deleted, inflight="", **changes)
+
+    async def _count_inflight(self, tenant: str, deletion_id: str, inflight: bytes) -> None:
+        """The delete a dead run had under way: its ids now gone are what it removed (whether or not the
+        delete ran before the run died); the rest are deleted again."""
+        if not inflight:
+            return
+        marked = msgspec.json.decode(inflight, type=list[str])
+        gone = [each for each in marked if await self.interactions.status(tenant, each) is None]
+        await self.deletions.update(tenant, deletion_id, deleted=len(gone), inflight="")
 
 
 def _later_turns(root: str) -> Query:

@@ -1,5 +1,7 @@
 """The progress of delete-by-filter jobs (server/search/deleting.py): one hash each, kept a day after its
-last change."""
+last change. Beside the counts it holds what a re-run of the job needs to keep them true: the
+conversations the filter matched when the job began (`roots`, written once), and the ids of the delete
+under way (`inflight`), so that a run that died between a delete and its count is counted by the next."""
 
 from __future__ import annotations
 
@@ -28,6 +30,13 @@ class Progress(msgspec.Struct, kw_only=True):
     conversations_done: int = 0
     deleted: int = 0
     error: str | None = None
+    #: the ids of the delete under way (JSON), empty between deletes
+    inflight: bytes = b""
+
+
+#: the fields of Progress as stored (the hash holds `roots` beside them, read only by a re-run)
+_FIELDS = list(Progress.__struct_fields__)
+_ROOTS = "roots"
 
 
 class Deletions:
@@ -48,11 +57,24 @@ class Deletions:
         fields = {**{k: _raw(v) for k, v in changes.items()}, "updated_ms": now_ms()}
         await self._write(tenant, deletion_id, fields, added)
 
+    async def collected(self, tenant: str, deletion_id: str, roots: list[str], matched: int) -> None:
+        """What the filter matched as the job began: its conversations (kept for a re-run) and counts."""
+        await self.update(
+            tenant, deletion_id, state="running", matched=matched, conversations=len(roots),
+            **{_ROOTS: msgspec.json.encode(roots)},
+        )  # fmt: skip
+
+    async def roots(self, tenant: str, deletion_id: str) -> list[str] | None:
+        """The conversations `collected` kept; None before (or without) a collection."""
+        raw = await self.redis.hget(keys.deletion(tenant, deletion_id), _ROOTS)
+        return None if not raw else msgspec.json.decode(raw, type=list[str])
+
     async def get(self, tenant: str, deletion_id: str) -> Progress | None:
-        raw: dict[bytes, bytes] = await self.redis.hgetall(keys.deletion(tenant, deletion_id))
-        if not raw:
+        # the named fields only: `roots` may be large, and an operation's GET does not show it
+        values: list[bytes | None] = await self.redis.hmget(keys.deletion(tenant, deletion_id), _FIELDS)
+        fields = {name: value for name, value in zip(_FIELDS, values, strict=True) if value is not None}
+        if not fields:
             return None
-        fields = {text(name): value for name, value in raw.items()}
         return Progress(
             state=text(fields["state"]),
             filter=fields["filter"],
@@ -63,6 +85,7 @@ class Deletions:
             conversations_done=int(fields.get("conversations_done", 0)),
             deleted=int(fields.get("deleted", 0)),
             error=text(fields["error"]) if fields.get("error") else None,
+            inflight=fields.get("inflight", b""),
         )
 
     async def _write(self, tenant: str, deletion_id: str, mapping: dict[str, Any], added: int = 0) -> None:

@@ -4,17 +4,25 @@ topology (the job in the web process's worker) and with separate worker processe
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
 import pytest
 import redis
 from google.genai._interactions import NotFoundError
 
+from server.runtime import Runtime
+from server.search.filters import Filter
 from server.store import keys
+from server.store.deletions import Progress
+from server.store.direct import DirectRedis
 
+from ..runner.harness import reply_of
 from ..support import Stack, stacks_by_topology
-from ..waiting import until
+from ..waiting import until, until_async
 from .support import Tenant
 
 NAMES = ["make-run", "tcp-workers"]
@@ -143,3 +151,80 @@ def test_an_unknown_operation_is_a_404(stacks: dict[str, Stack], tenants: Callab
         reply = tenant.http.get(f"/v1beta/{name}")
         assert reply.status_code == 404, name
         assert reply.json()["error"]["status"] == "NOT_FOUND"
+
+
+# -- a job run again: in-process, on the runtime's private Redis, interrupted where the test chooses ----
+
+RERUN_TENANT = "t-purge-rerun"
+
+
+async def _turn(runtime: Runtime, text: str, **extra: Any) -> str:
+    reply = await reply_of(runtime, RERUN_TENANT, {"model": "echo", "input": text, **extra})
+    assert reply.interaction.id is not None
+    return reply.interaction.id
+
+
+async def _stored(runtime: Runtime, made: list[str]) -> set[str]:
+    return {each for each in made if await runtime.store.interactions.status(RERUN_TENANT, each) is not None}
+
+
+async def _answered(runtime: Runtime) -> None:
+    """Every script the interrupted run sent has run: what a re-run finds in production, where the job is
+    taken again only after the dead run's lease, and a script that reaches Redis later than its deadline
+    (seconds) writes nothing. Without this wait, a re-run here could overtake the dead run's last write."""
+    direct = runtime.store.direct
+    assert isinstance(direct, DirectRedis)
+
+    async def idle() -> bool:
+        return all(each is None or not each.waiting for each in direct.connections)
+
+    await until_async(idle, within=10, interval=0.001)
+
+
+async def _progress(runtime: Runtime, deletion_id: str) -> Progress:
+    progress = await runtime.store.deletions.get(RERUN_TENANT, deletion_id)
+    assert progress is not None
+    return progress
+
+
+async def test_a_purge_run_again_after_interruptions_counts_what_it_really_did(runtime: Runtime) -> None:
+    """The job interrupted again and again (as a worker dies and its job is taken again), at whatever
+    await it is in (a delete sent and its count not yet written among them): the operation's counts are
+    the filter's matches when it began and what was really deleted, never a re-run's remainder added to."""
+    made: list[str] = []
+    for n in range(24):
+        made.append(first := await _turn(runtime, f"c{n}", labels={"user": "u1"}))
+        if n % 3 == 0:  # a later turn without the label: deleted with its conversation, not a match
+            made.append(await _turn(runtime, f"c{n}+", previous_interaction_id=first))
+    made.append(kept := await _turn(runtime, "theirs", labels={"user": "u2"}))
+    before = await _stored(runtime, made)
+    purges, deletion_id = runtime.purges, "purge_rerun"
+    await runtime.store.deletions.create(
+        RERUN_TENANT, deletion_id, msgspec.json.encode(Filter(labels={"user": "u1"}))
+    )
+    runs = 0
+    while (started := await _progress(runtime, deletion_id)).state != "done":
+        runs += 1
+        job = asyncio.create_task(purges.run(RERUN_TENANT, deletion_id))
+        # each run dies once it has deleted something more, a varying few steps later: sometimes between
+        # a delete and its count, sometimes amid a search or a write of its progress
+        while (await _progress(runtime, deletion_id)).deleted == started.deleted and not job.done():
+            pass
+        for _ in range(runs % 5):
+            await asyncio.sleep(0)
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        assert runs < 200, "the job makes progress between interruptions"
+    assert runs > 2
+    after = await _stored(runtime, made)
+    assert after == {kept}
+    done = await _progress(runtime, deletion_id)
+    assert (done.matched, done.conversations, done.conversations_done) == (24, 24, 24)
+    assert done.deleted == len(before - after) == 32
+    # delivered once more after it ended (arq's at-least-once): nothing changes
+    await purges.run(RERUN_TENANT, deletion_id)
+    assert (await _progress(runtime, deletion_id)).deleted == 32
+    operation = await purges.operation(RERUN_TENANT, deletion_id)
+    assert operation is not None and operation.response == {"purge_count": 32}
+    assert operation.metadata["match_count"] == 24 and operation.metadata["purge_count"] == 32
