@@ -131,8 +131,7 @@ class Purges:
             await self._count_inflight(tenant, deletion_id, progress.inflight)
             await self.deletions.update(tenant, deletion_id, state="running")
             start = progress.conversations_done
-        for done, root in enumerate(roots[start:], start=start + 1):
-            await self._delete_conversation(tenant, deletion_id, root, done)
+        await self._delete_conversations(tenant, deletion_id, roots, start)
         await self.deletions.update(tenant, deletion_id, state="done")
         # every process drops the histories it holds for this tenant: none may outlive what they contain
         await self.interactions.broadcast_forget(tenant)
@@ -150,19 +149,31 @@ class Purges:
                 return list(roots), matched
             start = page.next
 
-    async def _delete_conversation(self, tenant: str, deletion_id: str, root: str, done: int) -> None:
-        """Its later turns, a page at a time, the first with the last page; then it is counted done."""
-        while True:
+    async def _delete_conversations(
+        self, tenant: str, deletion_id: str, roots: list[str], start: int
+    ) -> None:
+        """`roots[start:]`, in order. Small conversations go together, up to a page of ids per delete (one
+        delete per conversation cost a purge three round trips each); a conversation longer than a page
+        goes alone, a page at a time. A delete counts the conversations it finished as done."""
+        batch: list[str] = []
+        for done, root in enumerate(roots[start:], start=start + 1):
             # from the newest each time: what the last page found is gone
             page = await self.search.page(tenant, _later_turns(root), start=None, limit=_PAGE)
-            last = page.next is None
-            batch = [*ids(page.found), root] if last else ids(page.found)
-            await self._delete(tenant, deletion_id, batch, {"conversations_done": done} if last else {})
-            if last:
-                return
+            if page.next is not None:
+                await self._delete(tenant, deletion_id, batch, {"conversations_done": done - 1})
+                batch = []
+                while page.next is not None:
+                    await self._delete(tenant, deletion_id, ids(page.found), {})
+                    page = await self.search.page(tenant, _later_turns(root), start=None, limit=_PAGE)
+            batch += [*ids(page.found), root]
+            if len(batch) >= _PAGE or done == len(roots):
+                await self._delete(tenant, deletion_id, batch, {"conversations_done": done})
+                batch = []
 
     async def _delete(self, tenant: str, deletion_id: str, batch: list[str], changes: dict[str, Any]) -> None:
         """One delete, marked before it is sent and counted (with `changes`) by what it removed."""
+        if not batch:
+            return
         await self.deletions.update(tenant, deletion_id, inflight=msgspec.json.encode(batch))
         deleted = await self.interactions.delete(tenant, *batch)
         await self.deletions.update(tenant, deletion_id, deleted=deleted, inflight="", **changes)

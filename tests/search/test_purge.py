@@ -15,6 +15,7 @@ import redis
 from google.genai._interactions import NotFoundError
 
 from server.runtime import Runtime
+from server.search import deleting
 from server.search.filters import Filter
 from server.store import keys
 from server.store.deletions import Progress
@@ -187,15 +188,24 @@ async def _progress(runtime: Runtime, deletion_id: str) -> Progress:
     return progress
 
 
-async def test_a_purge_run_again_after_interruptions_counts_what_it_really_did(runtime: Runtime) -> None:
+@pytest.mark.parametrize("page", [1, 3])
+async def test_a_purge_run_again_after_interruptions_counts_what_it_really_did(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, page: int
+) -> None:
     """The job interrupted again and again (as a worker dies and its job is taken again), at whatever
     await it is in (a delete sent and its count not yet written among them): the operation's counts are
-    the filter's matches when it began and what was really deleted, never a re-run's remainder added to."""
+    the filter's matches when it began and what was really deleted, never a re-run's remainder added to.
+    Pages of 1 and 3 ids (not 500), so that the job takes many deletes: small conversations alone or
+    sharing one, a long one over several."""
+    monkeypatch.setattr(deleting, "_PAGE", page)
     made: list[str] = []
     for n in range(24):
         made.append(first := await _turn(runtime, f"c{n}", labels={"user": "u1"}))
         if n % 3 == 0:  # a later turn without the label: deleted with its conversation, not a match
             made.append(await _turn(runtime, f"c{n}+", previous_interaction_id=first))
+        if n == 1:  # a long conversation: more later turns than a page holds
+            for turn in range(7):
+                made.append(await _turn(runtime, f"c1.{turn}", previous_interaction_id=made[-1]))
     made.append(kept := await _turn(runtime, "theirs", labels={"user": "u2"}))
     before = await _stored(runtime, made)
     purges, deletion_id = runtime.purges, "purge_rerun"
@@ -221,10 +231,10 @@ async def test_a_purge_run_again_after_interruptions_counts_what_it_really_did(r
     assert after == {kept}
     done = await _progress(runtime, deletion_id)
     assert (done.matched, done.conversations, done.conversations_done) == (24, 24, 24)
-    assert done.deleted == len(before - after) == 32
+    assert done.deleted == len(before - after) == 39
     # delivered once more after it ended (arq's at-least-once): nothing changes
     await purges.run(RERUN_TENANT, deletion_id)
-    assert (await _progress(runtime, deletion_id)).deleted == 32
+    assert (await _progress(runtime, deletion_id)).deleted == 39
     operation = await purges.operation(RERUN_TENANT, deletion_id)
-    assert operation is not None and operation.response == {"purge_count": 32}
-    assert operation.metadata["match_count"] == 24 and operation.metadata["purge_count"] == 32
+    assert operation is not None and operation.response == {"purge_count": 39}
+    assert operation.metadata["match_count"] == 24 and operation.metadata["purge_count"] == 39
