@@ -10,6 +10,11 @@ a moving slot (ASK, TRYAGAIN: it did not run) waits for the move, for up to half
 bound (a small tenant's slot moves in milliseconds), then is SlotMoving, an outage the caller answers with
 503 and a retry. Plain commands (a record read, a followed log) name every key they touch, so redis-py's
 client below follows ASK for them as usual.
+
+A Cluster that cannot serve (a node failed and `cluster-require-full-coverage yes`, Redis's default, has
+every node answer CLUSTERDOWN until the failover ends) is an outage too, however it shows: CLUSTERDOWN
+itself, a slot map that does not cover every slot, or no node answering when the client reads the map
+again (ClusterUnavailable).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException
 
 from .redis_urls import ClusterNodes
 
@@ -32,6 +38,10 @@ class SlotMoving(RedisConnectionError):
     """The tenant's slot is being moved to another node: try again in a moment."""
 
 
+class ClusterUnavailable(RedisConnectionError):
+    """The Cluster's slot map could not be read whole (no node answered, or some slot is not served)."""
+
+
 class BoundedCluster(RedisCluster):
     """A Cluster client whose commands end within `bound` seconds, redirections included."""
 
@@ -40,6 +50,14 @@ class BoundedCluster(RedisCluster):
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         async with asyncio.timeout(self.bound):
             return await super().execute_command(*args, **kwargs)
+
+    async def initialize(self) -> RedisCluster:
+        # redis-py raises its RedisClusterException, the class of its usage errors too, for a map it could
+        # not read (every node down, slots not covered, nodes that disagree): here, all outages
+        try:
+            return await super().initialize()
+        except RedisClusterException as exc:
+            raise ClusterUnavailable(f"the Cluster's slot map could not be read ({exc})") from exc
 
 
 def build(nodes: ClusterNodes, *, size: int, connect: float, read: float, bound: float) -> Redis:

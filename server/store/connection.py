@@ -22,6 +22,7 @@ from redis.sentinel import Sentinel as SyncSentinel
 
 from . import cluster
 from .redis_urls import RedisTarget, RedisUrlError, SentinelService, parse
+from .state_errors import StateParser
 
 __all__ = ["RedisTarget", "RedisUnavailable", "RedisUrlError", "build", "build_records", "check", "parse"]
 
@@ -91,6 +92,8 @@ def _pool(
         timeout=wait,
         socket_connect_timeout=connect,
         socket_timeout=read,
+        # CLUSTERDOWN, MASTERDOWN, TRYAGAIN read as outages, not bugs
+        parser_class=StateParser,
         # TCP only: redis-py refuses it on a unix socket
         **({} if target.unix else {"socket_keepalive": True}),
     )
@@ -110,6 +113,7 @@ def _sentinel_pool(
         socket_connect_timeout=connect,
         socket_timeout=read,
         socket_keepalive=True,
+        parser_class=StateParser,
         db=service.db,
         password=service.password,
     )

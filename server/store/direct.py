@@ -11,7 +11,8 @@ seconds of being sent, or its connection is closed and every command waiting on 
 TimeoutError (a half-read connection is never reused); a lost connection fails its waiting commands with
 ConnectionError, and the next command opens a new one. A command is never sent twice: Lua scripts are not
 all idempotent. Redis's error replies become the exceptions redis-py's client raises for them (a
-`LOADING` Redis is a ConnectionError, an outage, not a bug), so callers see one family.
+`LOADING` Redis is a ConnectionError, an outage, not a bug; CLUSTERDOWN as its Cluster client reads it:
+state_errors.py), so callers see one family.
 
 Plain TCP and unix sockets only: a `rediss://` URL keeps redis-py's client for scripts too (see
 `Scripts`), whose TLS options this module does not repeat.
@@ -27,17 +28,13 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import hiredis
-from redis._parsers.base import BaseParser
 from redis.asyncio.connection import parse_url
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from .state_errors import error as _error
+
 #: connections per process: Redis runs one command at a time, so more only spread a large reply's wait
 _CONNECTIONS = 4
-
-
-def _error(message: str) -> Exception:
-    error: Exception = BaseParser.parse_error(message)  # type: ignore[no-untyped-call]
-    return error
 
 
 def encode(args: Sequence[Any]) -> bytes:
@@ -121,7 +118,8 @@ class _Connection(asyncio.Protocol):
                 continue
             if isinstance(reply, ResponseError):
                 # redis-py's own reading of an error reply: LOADING (a restarting Redis) or a refused
-                # password is a ConnectionError, an outage (a 503), as with its client; NOSCRIPT a
+                # password is a ConnectionError, an outage (a 503), as with its client; CLUSTERDOWN,
+                # MASTERDOWN, TRYAGAIN and READONLY outages too (state_errors.py); NOSCRIPT a
                 # NoScriptError; the rest ResponseError
                 future.set_exception(_error(reply.args[0]))
             else:

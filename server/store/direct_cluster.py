@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.crc import key_slot
-from redis.exceptions import ResponseError
+from redis.exceptions import ResponseError, TryAgainError
 
 from .cluster import MOVED_MIDWAY, SlotMoving
 from .direct import DirectRedis
@@ -48,7 +48,8 @@ class DirectCluster:
             try:
                 return await self._client(address).evalsha(sha, script, keys, args)
             except ResponseError as exc:
-                kind = str(exc).partition(" ")[0]
+                # MOVED and ASK keep their code in the message; TRYAGAIN is read as its class (direct.py)
+                kind = "TRYAGAIN" if isinstance(exc, TryAgainError) else str(exc).partition(" ")[0]
                 if kind == "MOVED" and redirects < _REDIRECTS:
                     redirects += 1
                     self.slots = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-from redis.exceptions import ClusterDownError, SlotNotCoveredError
+from redis.exceptions import ClusterError, ReadOnlyError, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -20,14 +20,18 @@ from ..observability import metrics
 log = logging.getLogger(__name__)
 
 #: what an unreachable or hung Redis raises (a script error or a wrong type is a bug, not an outage), and a
-#: Cluster that has lost a node (store/cluster.py's SlotMoving is a connection error: a slot moving)
+#: Redis not in a state to serve (state_errors.py): a Cluster that lost a node or is moving a slot
+#: (ClusterError: CLUSTERDOWN, MASTERDOWN, redirections that never ended; store/cluster.py's SlotMoving and
+#: ClusterUnavailable are connection errors), a primary demoted by a failover (READONLY)
 UNAVAILABLE = (
     RedisConnectionError,
     RedisTimeoutError,
     ConnectionError,
     TimeoutError,
-    ClusterDownError,
+    ClusterError,
     SlotNotCoveredError,
+    TryAgainError,
+    ReadOnlyError,
 )
 
 
