@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 from arq.jobs import DeserializationError, deserialize_job_raw
@@ -214,6 +215,7 @@ class WorkerHost:
 
     async def _beat_once(self) -> None:
         settings = self.runtime.settings.worker
+        began = time.monotonic()
         try:
             tidy = self.beats % heartbeats.TIDY_EVERY == 0
             await heartbeats.beat(
@@ -226,7 +228,7 @@ class WorkerHost:
             self.beats += 1
             self.runtime.outage.answered()
         except UNAVAILABLE as exc:
-            self.runtime.outage.failed("worker heartbeat", exc)
+            self.runtime.outage.failed("worker heartbeat", exc, began=began)
 
     async def _beat(self) -> None:
         interval = self.runtime.settings.worker.heartbeat_seconds

@@ -153,6 +153,7 @@ class LogWriter:
 
     async def _flush_all(self, chunks: list[list[LogEntry]]) -> None:
         """One tick's calls, a few at a time; an outage is reported once for the tick."""
+        began = time.monotonic()
         if len(chunks) == 1:
             failures = [await self._flush_reporting(chunks[0])]
         else:
@@ -166,7 +167,7 @@ class LogWriter:
         outage = next((exc for exc in failures if exc is not None), None)
         if outage is not None:
             # what was not written stays pending, for the next tick or the settle
-            self.outage.failed("event log", outage)
+            self.outage.failed("event log", outage, began=began)
             self._give_up_waiting_clients()
         elif failures:
             self.outage.answered()

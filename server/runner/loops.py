@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 
 from ..store.outage import UNAVAILABLE, Outage
@@ -38,12 +39,13 @@ async def supervise(
     failure too (then `on_failure` runs first)."""
     wait = first_pause(pause)
     while True:
+        began = time.monotonic()
         try:
             await step()
         except asyncio.CancelledError:
             raise
         except UNAVAILABLE as exc:
-            outage.failed(name, exc)
+            outage.failed(name, exc, began=began)
             if on_failure is not None:
                 on_failure()
         except Exception:

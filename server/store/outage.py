@@ -35,6 +35,13 @@ UNAVAILABLE = (
 )
 
 
+def reason(exc: BaseException) -> str:
+    """What failed, never empty: the exception's class, and its message when it has one (a timeout of
+    `asyncio.timeout` has none)."""
+    message = str(exc).strip()
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
 class Outage:
     def __init__(self) -> None:
         #: monotonic time the current outage began, or None while Redis answers
@@ -42,11 +49,22 @@ class Outage:
         #: monotonic time Redis last came back (0: no outage yet)
         self.recovered_at = 0.0
 
-    def failed(self, where: str, exc: BaseException) -> None:
+    def failed(self, where: str, exc: BaseException, *, began: float | None = None) -> None:
+        """`where` (what was being done) failed with `exc`; `began`: when that attempt started (monotonic).
+        An outage begins when its first failed attempt was sent, not when it gave up: a command that
+        waited out its bound against a frozen Redis was failing all along (a 3 s freeze with a 2 s bound
+        read "back after 0.0 s" when it was dated from the give-up)."""
         metrics.redis_failed(where)
         if self.since is None:
-            self.since = time.monotonic()
-            log.warning("Redis unavailable (%s: %s); retrying quietly until it is back", where, exc)
+            now = time.monotonic()
+            self.since = now if began is None else min(began, now)
+            waited = f" after {now - self.since:.1f} s" if began is not None else ""
+            log.warning(
+                "Redis unavailable (%s failed%s: %s); retrying quietly until it is back",
+                where,
+                waited,
+                reason(exc),
+            )
 
     def answered(self) -> None:
         if self.since is not None:
