@@ -1,6 +1,14 @@
 """Reading a request body: no larger than the limit (413), and whole within its deadline (408).
 
 granian times out slow headers but not slow bodies: a stalled upload would hold its connection for ever.
+
+A body over the limit is still read, and dropped, before the 413 is answered, up to DRAIN_BYTES past the
+limit and within the body's deadline. Answered at once, the 413 reached a client still uploading as a
+connection closed under its write (granian drops the unread body), and httpx's async transport (the
+official SDK's `client.aio`) cannot read a reply once a write failed: the SDK raised APIConnectionError
+where its sync client, curl and the JS SDK read the 413. Reading a body to drop it costs about 0.6 ms of
+this process's CPU per MiB (loopback), 40 ms for DRAIN_BYTES; past the bound the 413 is answered at once and
+the connection closed, as before.
 """
 
 from __future__ import annotations
@@ -15,6 +23,9 @@ from ..sections import HttpSettings
 from .errors import ApiError
 
 T = TypeVar("T")
+
+#: how far past the limit a body is read (and dropped) to answer its 413 once the client is done sending
+DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class _BodyDeadlines:
@@ -57,10 +68,16 @@ class _BodyDeadlines:
 _BODY_DEADLINES = _BodyDeadlines()
 
 
+def _too_large(limit: int, *, close: bool) -> ApiError:
+    headers = {"connection": "close"} if close else None
+    return ApiError(413, f"The request body is larger than the limit of {limit} bytes", headers)
+
+
 async def read_body(request: Request[Any, Any, Any], limit: int, within: float) -> bytes:
     length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > limit:
-        raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
+    declared = int(length) if length and length.isdigit() else 0
+    if declared > limit + DRAIN_BYTES:
+        raise _too_large(limit, close=True)
     chunks: list[bytes] = []
     size = 0
     task = asyncio.current_task()
@@ -69,17 +86,24 @@ async def read_body(request: Request[Any, Any, Any], limit: int, within: float) 
     try:
         async for chunk in request.stream():
             size += len(chunk)
-            if size > limit:
-                raise ApiError(413, f"The request body is larger than the limit of {limit} bytes")
-            chunks.append(chunk)
+            if size > limit + DRAIN_BYTES:
+                raise _too_large(limit, close=True)
+            if size <= limit and declared <= limit:
+                chunks.append(chunk)
+            else:
+                chunks.clear()  # over the limit: read on to the end, keeping nothing
     except asyncio.CancelledError:
         if task not in _BODY_DEADLINES.late:
             raise
         task.uncancel()
+        if size > limit or declared > limit:
+            raise _too_large(limit, close=True) from None
         message = f"The request body did not arrive within {within:g} s (http.body_read_timeout_seconds)"
         raise ApiError(408, message, {"connection": "close"}) from None
     finally:
         _BODY_DEADLINES.done(task)
+    if size > limit or declared > limit:
+        raise _too_large(limit, close=False)
     return b"".join(chunks)
 
 
