@@ -47,11 +47,29 @@ local function remove_expired(prefix, now)
   end
 end
 
+-- Interactions created in the same ms are scored in the order they were created, a 1/1024 of a ms apart
+-- (a binary fraction: exact in a double for ms below 2^43, the year 2248), so that a list shows them newest
+-- first rather than by their random ids. The score is drawn from the index `all` (every interaction is in
+-- it) and is the same in each of the interaction's indexes, so a page token's id finds its place in any
+-- of them. An index's members are this tenant's, written by these scripts one at a time, so the highest
+-- score of the ms is the one created last. Past 1023 in one ms (never seen) the rest share the last score
+-- and come in id order, as records of earlier versions do (scored by the ms alone: search.lua reads both).
+local ORDER_STEP = 1 / 1024
+
+local function creation_score(key, now)
+  local last = redis.call('ZREVRANGEBYSCORE', key, '(' .. (now + 1), now, 'WITHSCORES', 'LIMIT', 0, 1)[2]
+  if not last then return now end
+  local score = tonumber(last) + ORDER_STEP
+  if score >= now + 1 then return tonumber(last) end
+  return score
+end
+
 -- A new interaction, created at `now`, expiring at `expires`; `at` is beyond it (an index outlives it).
 local function add_to_indexes(prefix, id, tags, now, expires, at)
+  local score = creation_score(index_key(prefix, 'all'), now)
   for tag in string.gmatch(tags, '%S+') do
     local key = index_key(prefix, tag)
-    redis.call('ZADD', key, now, id)
+    redis.call('ZADD', key, score, id)
     redis.call('PEXPIREAT', key, at)
   end
   redis.call('ZADD', expiries_key(prefix), expires, id .. ' ' .. tags)

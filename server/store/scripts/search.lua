@@ -9,7 +9,10 @@
 -- or '(' .. ms), ARGV[6] the id the last page stopped at, whose creation ms is ARGV[4] ('' for none: the
 -- page starts at ARGV[4] itself), ARGV[7] the most interactions to return, ARGV[8] the most ids to look at,
 -- ARGV[9..] the hash fields to return of each
--- Returns {{id, status, field values..., id, ...}, where the next page starts: 'ms id', '' at the end}.
+-- Returns {{id, status, field values..., id, ...}, where the next page starts: 'score id', '' at the end}.
+-- Scores are creation ms, those of one ms a fraction apart in creation order (_index.lua), records of
+-- earlier versions the ms alone (those of one ms then in descending id order). The bounds are whole ms,
+-- so the highest reads to the end of its ms, and a page goes on from its last id's own score.
 local prefix, statuses = ARGV[1], ARGV[3]
 local limit, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
 local fields = {}
@@ -35,6 +38,18 @@ end
 
 local found, count, looked = {}, 0, 0
 local top, after, low = ARGV[4], ARGV[6], ARGV[5]
+if string.sub(low, 1, 1) == '(' then low = tostring(tonumber(string.sub(low, 2)) + 1) end
+if top ~= '+inf' then
+  -- its score is the same in each of its indexes (_index.lua), and it is in `all` if not in this one
+  local at = after ~= '' and (redis.call('ZSCORE', key, after)
+    or redis.call('ZSCORE', index_key(prefix, 'all'), after))
+  if at and math.floor(tonumber(at)) == tonumber(top) then
+    top = at
+  else
+    -- the whole ms (the id the last page stopped at is gone: its ms is read again from its top)
+    top, after = '(' .. (tonumber(top) + 1), ''
+  end
+end
 local offset, chunk = 0, 64
 while true do
   local batch = redis.call('ZREVRANGEBYSCORE', key, top, low, 'WITHSCORES', 'LIMIT', offset, chunk)
@@ -42,7 +57,7 @@ while true do
   for i = 1, #batch, 2 do
     local id, score = batch[i], batch[i + 1]
     -- ids of the same ms come in descending order: those not below `after` were on earlier pages
-    if after == '' or score ~= top or id < after then
+    if after == '' or tonumber(score) ~= tonumber(top) or id < after then
       moved = true
       looked = looked + 1
       top, after, offset = score, id, 0
