@@ -33,7 +33,7 @@ from .runner.tool_run import ToolRun
 from .search.deleting import Purges
 from .search.listing import Listing
 from .settings import Settings
-from .store import keys
+from .store import heartbeats, keys
 from .store.outage import Outage
 from .store.store import Store
 from .upstream.routing import Router
@@ -116,10 +116,11 @@ class Runtime:
         # in the process itself (a web process starts after granian forked it), before the store's scripts
         tracing.start(process)
         runtime = cls(settings, await Store.open(settings))
-        await runtime._start_loops()
+        # a web process with no worker inside says when the queue waits for one (heartbeats.Unconsumed)
+        await runtime._start_loops(watch_workers=process == "web" and not settings.worker.embedded)
         return runtime
 
-    async def _start_loops(self) -> None:
+    async def _start_loops(self, *, watch_workers: bool) -> None:
         listening = asyncio.Event()
         channels: dict[str, Callable[[str], object]] = {
             keys.CANCEL_CHANNEL: self.registry.stop,
@@ -137,6 +138,13 @@ class Runtime:
             asyncio.create_task(reap),
             asyncio.create_task(self.writer.run()),
         ]
+        if watch_workers:
+            worker = self.settings.worker
+            unconsumed = heartbeats.Unconsumed(
+                self.store.queue.redis, worker.queue_name, worker.heartbeat_seconds
+            )
+            watch = supervise("worker watch", unconsumed.check, self.outage, pause=worker.heartbeat_seconds)
+            self._tasks.append(asyncio.create_task(watch))
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):
                 await listening.wait()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -10,6 +11,8 @@ import time
 from redis.asyncio import Redis
 
 from . import keys
+
+log = logging.getLogger(__name__)
 
 #: a worker not heard from for this many heartbeats is gone
 MISSED_BEATS = 3
@@ -45,3 +48,31 @@ async def alive(redis: Redis, queue_name: str, interval: float) -> int:
     step to well under a heartbeat)."""
     since = time.time() - MISSED_BEATS * interval
     return int(await redis.zcount(keys.workers(queue_name), since, "+inf"))
+
+
+class Unconsumed:
+    """Says in the log, once a spell, that background work waits in the queue and no worker consumes it
+    (EMBEDDED_WORKER=0 and no `make worker`: the creates answer, their runs wait with no other sign), and
+    once that a worker came. Run by every process, every heartbeat; a process with a worker inside never
+    says it."""
+
+    def __init__(self, redis: Redis, queue_name: str, interval: float) -> None:
+        self.redis = redis
+        self.queue_name = queue_name
+        self.interval = interval
+        self.warned = False
+
+    async def check(self) -> None:
+        waiting = int(await self.redis.zcard(self.queue_name))
+        if not self.warned and waiting and await alive(self.redis, self.queue_name, self.interval) == 0:
+            self.warned = True
+            log.warning(
+                "%d background job(s) wait in the queue %r and no worker consumes it (none heard from in the "
+                "last %g s): start one (make worker), or let the web processes run one (EMBEDDED_WORKER=1)",
+                waiting,
+                self.queue_name,
+                MISSED_BEATS * self.interval,
+            )
+        elif self.warned and await alive(self.redis, self.queue_name, self.interval) > 0:
+            self.warned = False
+            log.warning("a worker consumes the queue %r again", self.queue_name)
