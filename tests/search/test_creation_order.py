@@ -13,7 +13,7 @@ from server.protocol import status as st
 from server.protocol.interaction import InteractionConfig
 from server.protocol.records import StoredConfig
 from server.store import keys, search_tags
-from server.store.interactions import NewRecord
+from server.store.new_records import NewRecord
 from server.store.search import Query, ids
 from server.store.store import Store
 
