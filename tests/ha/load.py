@@ -110,3 +110,65 @@ def outcomes(creators: list[Creator]) -> tuple[list[tuple[float, str, float]], l
     assert {outcome for _, outcome, _ in failures} <= {"503"}, failures
     assert max((took for _, _, took in failures), default=0) < 5.0, failures
     return failures, acked
+
+
+class Answers:
+    """Background runs of `echo-slow` whose answers are known (it echoes its input, a word at a time): what
+    each interaction should end with, and what it ended with."""
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        self.client = httpx.Client(
+            base_url=base_url, headers={"x-goog-api-key": api_key}, timeout=REQUEST_TIMEOUT
+        )
+        #: interaction id -> its whole answer
+        self.expected: dict[str, str] = {}
+
+    def create(self, words: int, label: str) -> str:
+        """A background run answering `words` distinct words (so that a lost or repeated one shows)."""
+        text = " ".join(f"{label}w{n}" for n in range(words))
+        reply = self.client.post(PATH, json={"model": "echo-slow", "input": text, "background": True})
+        assert reply.status_code == 200, reply.text
+        interaction_id: str = reply.json()["id"]
+        self.expected[interaction_id] = text
+        return interaction_id
+
+    def statuses(self) -> dict[str, str]:
+        return {i: self.client.get(f"{PATH}/{i}").json()["status"] for i in self.expected}
+
+    def running(self) -> bool:
+        """Whether every run has started (and none ended yet: the fault is to come before their ends)."""
+        statuses = set(self.statuses().values())
+        assert not statuses & {"completed", "failed", "cancelled", "incomplete"}, statuses
+        return statuses == {"in_progress"}
+
+    def ended(self) -> bool:
+        return not {"queued", "in_progress"} & set(self.statuses().values())
+
+    def wrong(self) -> list[str]:
+        """Each run that did not end `completed` with its whole answer: its status, how much of the answer
+        it kept, the error it stored."""
+        found = []
+        for interaction_id, text in self.expected.items():
+            stored = self.client.get(f"{PATH}/{interaction_id}").json()
+            kept = answer_of(stored)
+            if stored["status"] != "completed" or kept != text:
+                error = [e.get("message", "") for e in stored.get("errors") or []]
+                found.append(
+                    f"{interaction_id}: {stored['status']}, {len(kept.split())} of {len(text.split())} "
+                    f"words{' (not a prefix)' if not text.startswith(kept) else ''} {error}"
+                )
+        return found
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def answer_of(stored: dict[str, Any]) -> str:
+    """The text of an interaction's model output, as its JSON carries it."""
+    return "".join(
+        content.get("text", "")
+        for step in stored.get("steps") or []
+        if step.get("type") == "model_output"
+        for content in step.get("content") or []
+        if content.get("type") == "text"
+    )
