@@ -13,11 +13,12 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
-from ..support import Stack, new_key, stacks_by_topology
+from ..support import TOPOLOGIES, Stack, new_key, stacks_by_topology
 from ..waiting import until
 from .load import PATH, REQUEST_TIMEOUT, Answers
 from .redis_faults import error_lines, frozen, start_redis, stop_redis, wait_ready
 from .sdk_retries import KINDS, RetriedCreate, stored_ids
+from .sentinels import Group, sentinel_group
 
 NAMES = ["make-run", "tcp-workers"]
 #: leases and the reaper as shipped (a run's lease outlasts an 8 s outage); a lost job looked for after 3 s
@@ -173,7 +174,9 @@ def test_a_create_retried_through_a_freeze_is_stored_once_or_not_at_all(
         ]
         for name, creates in long_freeze.creates.items()
     }
-    assert wrong == {name: [] for name in stacks}, wrong
+    assert wrong == {name: [] for name in stacks}, "\n".join(
+        f"{name}: {create} stored {ids}" for name, found in wrong.items() for create, ids in found
+    )
     # the freeze was long enough that some creates spent every retry in it, and short enough that some got in
     for creates in long_freeze.creates.values():
         assert {create.succeeded for create in creates} == {True, False}, [c.describe() for c in creates]
@@ -202,3 +205,37 @@ def test_an_idempotency_key_used_during_a_freeze_resolves_after_it(
         if sdk.succeeded:
             assert again.json()["id"] == sdk.interaction_id, (name, sdk.describe())
         assert list(stored_ids(stack.url, sdk.api_key)) == [again.json()["id"]], (name, sdk.describe())
+
+
+@pytest.fixture(scope="module")
+def sentinel_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Group]]:
+    """A web process and a worker process following a Sentinel group (REDIS_URL=redis+sentinel://…)."""
+    workdir = tmp_path_factory.mktemp("sentinel-runs")
+    stack = Stack(workdir, config=CONFIG, topology=TOPOLOGIES["tcp-workers"])
+    try:
+        stack.start_redis()
+        assert stack.redis.port is not None
+        with sentinel_group(workdir / "group", stack.redis.port) as group:
+            stack.start_server(REDIS_URL=group.url)
+            stack.start_worker(REDIS_URL=group.url)
+            stack.wait_ready()
+            yield stack, group
+    finally:
+        stack.stop()
+
+
+def test_a_sentinel_failover_loses_no_finished_answer(sentinel_stack: tuple[Stack, Group]) -> None:
+    """The primary SIGKILLed while 10 background runs end, the Sentinels promote its replica: "each run
+    ends `completed` with its whole answer"."""
+    stack, group = sentinel_stack
+    first = group.primary()
+    answers = Answers(stack.url, new_key())
+    for index in range(10):
+        answers.create(40 + 8 * index, f"s{index}")
+    until(answers.running, timeout=10, interval=0.1)
+    stack.redis.stop(kill=True)
+    until(lambda: group.primary() != first, timeout=20, interval=0.1)
+    until(answers.ended, timeout=40, interval=0.2)
+    wrong = answers.wrong()
+    answers.close()
+    assert wrong == [], "\n".join(wrong)
