@@ -7,9 +7,10 @@ replies: Redis answers a connection's commands in order, so the n-th reply is th
 written during one turn of the loop leaves in one write; hiredis parses the replies.
 
 Failure, as in the commands client it sits beside (connection.py): a command gets its reply within `bound`
-seconds of being sent, or its connection is closed and every command waiting on it fails with
-TimeoutError (a half-read connection is never reused); a lost connection fails its waiting commands with
-ConnectionError, and the next command opens a new one. A command is never sent twice: Lua scripts are not
+seconds of being sent, or fails with TimeoutError at its own bound, never earlier (its reply, if it comes,
+is read and dropped, so the replies stay in order); a connection whose waiting commands are all past their
+bounds is closed; a lost connection fails its waiting commands with ConnectionError, and the next command
+opens a new one. A command is never sent twice: Lua scripts are not
 all idempotent. Redis's error replies become the exceptions redis-py's client raises for them (a
 `LOADING` Redis is a ConnectionError, an outage, not a bug; CLUSTERDOWN as its Cluster client reads it:
 state_errors.py), so callers see one family.
@@ -92,15 +93,24 @@ class _Connection(asyncio.Protocol):
         self.out.clear()
 
     def _check(self) -> None:
-        """The oldest command is past its bound: Redis is stuck or gone; otherwise look again later."""
+        """Each command past its bound fails, and only those: a younger one on the same connection may still
+        be run in time (its script's deadline is its own), and its caller must hear how it went. Their
+        replies are still read, in order, and dropped. Once every command waiting here is past its bound,
+        the connection is closed (a stuck or gone Redis): nothing it holds can be applied any more."""
         self.timer = None
-        if not self.waiting:
+        now = self.loop.time()
+        pending: float | None = None
+        for future, deadline in self.waiting:
+            if deadline > now:
+                pending = deadline
+                break
+            if not future.done():
+                future.set_exception(TimeoutError(f"Redis did not answer within {self.bound:g} s"))
+        if pending is None:
+            if self.waiting:
+                self._fail(TimeoutError(f"Redis did not answer within {self.bound:g} s"))
             return
-        deadline = self.waiting[0][1]
-        if self.loop.time() >= deadline:
-            self._fail(TimeoutError(f"Redis did not answer within {self.bound:g} s"))
-            return
-        self.timer = self.loop.call_at(deadline, self._check)
+        self.timer = self.loop.call_at(pending, self._check)
 
     def data_received(self, data: bytes) -> None:
         reader = self.reader

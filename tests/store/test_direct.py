@@ -123,6 +123,41 @@ async def test_a_frozen_redis_is_a_timeout_within_the_bound_and_a_new_connection
         await client.aclose()
 
 
+async def test_a_command_fails_at_its_own_bound_not_at_an_older_ones(own_redis: RedisProcess) -> None:
+    """Commands into a frozen Redis with a 0.6 s bound, one on each connection, then 0.4 s later one more
+    (on a connection behind one of them): the first ones fail at their bound; the last is not failed with
+    them, and gets its reply when Redis thaws in time for it. (Failed with them, its caller would answer
+    503 for a write Redis then applied.)"""
+    client = DirectRedis(own_redis.url, bound=0.6, connect_timeout=1.0)
+    assert own_redis.process is not None
+    pid = own_redis.process.pid
+    try:
+        blocked = []
+        for _ in client.connections:  # each while the ones before wait: a connection each
+            blocked.append(asyncio.ensure_future(client.execute("BLPOP", "nothing", "0.3")))
+            await asyncio.sleep(0.05)
+        await asyncio.gather(*blocked)
+        opened = [c for c in client.connections if c is not None]
+        assert len(opened) == len(client.connections)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            first = [asyncio.ensure_future(client.execute("SET", f"k{i}", "1")) for i in range(len(opened))]
+            await asyncio.sleep(0.4)
+            last = asyncio.ensure_future(client.execute("SET", "last", "2"))
+            for each in first:
+                with pytest.raises(TimeoutError):
+                    await each
+            assert not last.done()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert await last == b"OK"
+        assert await client.execute("GET", "last") == b"2"
+        # it waited behind a command that had timed out, on a connection kept while it waited
+        assert any(c.lost is None for c in opened)
+    finally:
+        await client.aclose()
+
+
 async def test_a_restarted_redis_fails_what_was_waiting_and_serves_what_comes_after(
     own_redis: RedisProcess,
 ) -> None:
