@@ -8,7 +8,9 @@ to the run's claim, two round trips where arq's own path (read the queue, watch 
 made seven, each one more chance to wait for a core behind other processes. A worker whose slots are all
 taken takes no token (another worker gets the job) and reads the queue again when a slot frees. A token
 taken by a worker that died before taking its job is covered by a read of the queue every FALLBACK_WAITS
-waits without one, and by the reaper, which queues a job nobody took again (with a new token).
+waits without one, and by the reaper, which queues a job nobody took again (with a new token). A job
+queued for later (a webhook's retry) gets a token again at its due time, from a worker's timer
+(runner/due_jobs.py), so it runs then whether the queue is idle or busy.
 
 Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server/runner/jobs.py), before the pools close.
@@ -29,6 +31,7 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from .observability import metrics
+from .runner.due_jobs import DueJobs
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
@@ -199,6 +202,8 @@ class WorkerHost:
             job_deserializer=job_deserializer,
             health_check_interval=30,
         )
+        #: jobs queued for later get their tokens at their time; it checks every poll_delay_ms too
+        self.due = DueJobs(runtime.store.jobs, settings.poll_delay_ms / 1000)
         self.name = heartbeats.worker_name()
         self.polling = False
         self.beats = 0
@@ -211,7 +216,14 @@ class WorkerHost:
         is ready with a worker inside is counted at once."""
         self.polling = True
         await self._beat_once()
-        self.tasks = [asyncio.create_task(self._supervise()), asyncio.create_task(self._beat())]
+        # this process's jobs for later (webhook retries its deliveries queue) set the timer at once
+        self.runtime.store.jobs.on_deferred = self.due.note
+        timer = supervise("deferred jobs' timer", self.due.run, self.runtime.outage, pause=0.5)
+        self.tasks = [
+            asyncio.create_task(self._supervise()),
+            asyncio.create_task(self._beat()),
+            asyncio.create_task(timer),
+        ]
 
     async def _beat_once(self) -> None:
         settings = self.runtime.settings.worker
@@ -271,8 +283,9 @@ class WorkerHost:
                 await task
 
     async def _leave(self) -> None:
+        self.runtime.store.jobs.on_deferred = None
         for task in self.tasks[1:]:
-            task.cancel()  # no more beats: this worker takes no new jobs
+            task.cancel()  # no more beats nor tokens for due jobs: this worker takes no new jobs
         with contextlib.suppress(RedisError, OSError):
             await heartbeats.leave(
                 self.runtime.store.queue.redis, self.runtime.settings.worker.queue_name, self.name

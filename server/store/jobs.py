@@ -6,11 +6,12 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
 from arq.connections import ArqRedis
-from arq.constants import expires_extra_ms, result_key_prefix, retry_key_prefix
+from arq.constants import expires_extra_ms, in_progress_key_prefix, result_key_prefix, retry_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import Redis
 
@@ -43,6 +44,8 @@ def job_deserializer(data: bytes) -> dict[str, object]:
 
 #: wake-up tokens kept for jobs no idle worker took yet (each costs a worker one `take`)
 _MAX_TOKENS = 1000
+#: the most due jobs one call of due.lua gives tokens (more: the worker calls it again at once)
+_DUE_AT_ONCE = 100
 
 
 class EventJob(msgspec.Struct, frozen=True):
@@ -80,6 +83,9 @@ class Jobs:
         self.scripts = scripts
         self.queue_name = queue_name
         self.timeout = timeout
+        #: told the due time of each job queued for later this process hears of (queued here, or named by
+        #: a token it took too early): the worker's timer (server/runner/due_jobs.py)
+        self.on_deferred: Callable[[int], None] | None = None
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
         """Queue the job as arq would, and leave a token naming it for one idle worker (wake.lua): one
@@ -103,15 +109,32 @@ class Jobs:
         self, job: str, function: str, args: tuple[object, ...], *, run_at_ms: int | None = None
     ) -> bool:
         """Queue a call of `function` as job `job` (nothing if that job is queued already), to run now or
-        at `run_at_ms`. A deferred job's token wakes a worker that cannot take it yet: the job is run by
-        the next worker that reads the queue after its time (one in FALLBACK_WAITS waits, worker_host.py).
-        Returns whether it was queued."""
+        at `run_at_ms`. A job for later also goes in the queue's deferred set, whose due jobs a worker gives
+        a token at their time (due.lua, server/runner/due_jobs.py); its data lives a day past that time,
+        as arq keeps a deferred job's. Returns whether it was queued."""
         now = now_ms()
         data = serialize_job(function, args, {}, None, now, serializer=job_serializer)
         names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
         score = now if run_at_ms is None else max(now, run_at_ms)
-        queued = await self.scripts.wake(keys=names, args=[job, data, score, expires_extra_ms, _MAX_TOKENS])
+        if score > now:
+            names.append(keys.deferred(self.queue_name))
+        ttl_ms = score - now + expires_extra_ms
+        queued = await self.scripts.wake(keys=names, args=[job, data, score, ttl_ms, _MAX_TOKENS])
+        if queued and score > now:
+            self._deferred(score)
         return bool(queued)
+
+    def _deferred(self, due_ms: int) -> None:
+        if self.on_deferred is not None:
+            self.on_deferred(due_ms)
+
+    async def push_due(self, again_ms: int) -> int | None:
+        """A token for each job queued for later that is due now (due.lua), each due again `again_ms`
+        later until taken; returns the earliest due time left (ms), None when no job waits for later."""
+        names = [keys.deferred(self.queue_name), self.queue_name, keys.wake(self.queue_name)]
+        args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix]
+        earliest: int | None = await self.scripts.due(keys=names, args=args)
+        return earliest
 
     async def next_wake(self, seconds: float) -> str | None:
         """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker); the token
@@ -125,12 +148,15 @@ class Jobs:
 
     async def take(self, job: str, in_progress_ms: int) -> bytes | None:
         """Mark a queued job as taken by this worker and read it (take.lua); None if it is not there to
-        take (another worker has it, it is gone, or deferred)."""
-        data: bytes | None = await self.scripts.take(
+        take (another worker has it, it is gone, or deferred: then `on_deferred` hears when it is due)."""
+        taken: bytes | int | None = await self.scripts.take(
             keys=[self.queue_name, keys.arq_job(job), keys.arq_in_progress(job)],
             args=[job, now_ms(), in_progress_ms],
         )
-        return data
+        if isinstance(taken, int):
+            self._deferred(taken)
+            return None
+        return taken
 
     async def finish(self, job: str) -> None:
         """A job ran (or cannot run): out of the queue first, so that no worker takes it between the two

@@ -30,6 +30,12 @@ def wake(queue_name: str) -> str:
     return f"ix:wake:{queue_name}"
 
 
+def deferred(queue_name: str) -> str:
+    """ZSET of the jobs queued on `queue_name` for later, scored by when a token is next due for each (ms):
+    their due time, then a retry of the token until a worker took the job (store/scripts/due.lua)."""
+    return f"ix:later:{queue_name}"
+
+
 def workers(queue_name: str) -> str:
     """ZSET of the workers consuming a queue ("host/pid/random"), scored by their last heartbeat (s)."""
     return f"ix:workers:{queue_name}"

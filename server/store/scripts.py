@@ -37,6 +37,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "search": ("_moves", "_index"),
     "wake": (),
     "take": (),
+    "due": (),
     "install_signing_key": (),
     "webhook_create": (),
     "webhook_write": (),
@@ -130,6 +131,7 @@ class Scripts:
         "create",
         "delete",
         "deletion_write",
+        "due",
         "finish",
         "install_signing_key",
         "reap",
@@ -172,6 +174,7 @@ class Scripts:
         self.search = register("search")
         self.wake = register("wake")
         self.take = register("take")
+        self.due = register("due")
         self.install_signing_key = register("install_signing_key")
         self.webhook_create = register("webhook_create")
         self.webhook_write = register("webhook_write")

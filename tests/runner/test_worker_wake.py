@@ -1,21 +1,25 @@
 """How an idle worker (server/worker_host.py) is woken, in-process: a job's token names it, so the worker
 takes that job without reading the queue; a token of an older version names none, and the worker reads
-the queue; a worker that is stopping hands a token it took to another worker."""
+the queue; a worker that is stopping hands a token it took to another worker; a job queued for later
+runs at its time while other jobs stream in (runner/due_jobs.py), whoever queued it."""
 
 from __future__ import annotations
 
 import asyncio
 import statistics
+import time
 from collections.abc import Awaitable
 from typing import cast
 
 from arq.connections import ArqRedis
+from arq.jobs import serialize_job
 
 from server.protocol import status as st
 from server.runner.loops import first_pause
 from server.runtime import Runtime
 from server.store import keys
-from server.store.jobs import JOB_NAME, job_serializer
+from server.store.commands import now_ms
+from server.store.jobs import EVENT_JOB, JOB_NAME, job_serializer
 from server.worker_host import WakingWorker, WorkerHost
 
 from ..waiting import until_async
@@ -123,3 +127,103 @@ async def test_a_worker_stopping_with_nothing_running_ends_its_poll_loop(runtime
     async with asyncio.timeout(5):
         await host.stop(grace=0.5)
     assert all(task.done() for task in host.tasks)
+
+
+class Traffic:
+    """A steady stream of other jobs (runs of interactions that do not exist, which end at once), one
+    every 20 ms: its tokens keep an idle worker's waits from ever coming back empty."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.queued = 0
+
+    async def run(self, seconds: float) -> None:
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            await self.runtime.store.jobs.enqueue(TENANT, f"traffic-{self.queued}", 0)
+            self.queued += 1
+            await asyncio.sleep(0.02)
+
+
+async def later_job_ran(
+    runtime: Runtime, job: str, due_ms: int, traffic_seconds: float, *, told: bool = True
+) -> float:
+    """Queue `job` (an event job of an interaction that does not exist: it ends at once) for `due_ms`
+    while other jobs stream in; returns when it was done with (s, wall clock), which must be during the
+    traffic. `told=False`: queued as a process with no worker in it queues it (nobody hears of it)."""
+    jobs = runtime.store.jobs
+    traffic = Traffic(runtime)
+    streaming = asyncio.create_task(traffic.run(traffic_seconds))
+    heard, jobs.on_deferred = jobs.on_deferred, (jobs.on_deferred if told else None)
+    try:
+        await asyncio.sleep(0.2)
+        assert await jobs.enqueue_call(job, EVENT_JOB, (TENANT, "ghost", 1), run_at_ms=due_ms)
+    finally:
+        jobs.on_deferred = heard
+
+    async def done() -> float | None:
+        gone = not await runtime.store.redis.exists(keys.arq_job(job))
+        return time.time() if gone else None
+
+    ran = await until_async(done, within=traffic_seconds, interval=0.01)
+    assert not streaming.done()  # while the traffic still flowed
+    await streaming
+    assert traffic.queued > 50
+    return ran
+
+
+async def test_a_job_for_later_runs_at_its_time_under_steady_traffic(
+    runtime: Runtime, worker: WorkerHost
+) -> None:
+    """Its token at its time wakes a worker (runner/due_jobs.py): not a read of the queue after 15 empty
+    waits, which never come while other jobs stream in."""
+    await waiting_for_a_token(runtime)
+    due_ms = now_ms() + 1_200
+    ran = await later_job_ran(runtime, "wh/later-busy", due_ms, traffic_seconds=6.0)
+    assert ran >= due_ms / 1000
+
+
+async def test_a_job_for_later_queued_elsewhere_is_heard_of_from_its_early_token(
+    runtime: Runtime, worker: WorkerHost
+) -> None:
+    """A web process with no worker in it queues a job for later: the worker that takes its token too
+    early hears its due time from take.lua, and its timer gives the job its token then."""
+    await waiting_for_a_token(runtime)
+    jobs, heard = runtime.store.jobs, []
+    timer = jobs.on_deferred
+    assert timer is not None
+
+    def noted(due: int) -> None:
+        heard.append(due)
+        timer(due)
+
+    jobs.on_deferred = noted
+    due_ms = now_ms() + 1_200
+    ran = await later_job_ran(runtime, "wh/later-told", due_ms, traffic_seconds=6.0, told=False)
+    assert ran >= due_ms / 1000
+    assert heard[0] == due_ms  # from the early token, not from the enqueue
+
+
+async def test_a_job_for_later_nobody_heard_of_is_found_by_the_timers_check(
+    runtime: Runtime, worker: WorkerHost
+) -> None:
+    """Its early token lost (trimmed, or taken by a worker that died): the timer's check, every
+    poll_delay_ms, gives it its token."""
+    await waiting_for_a_token(runtime)
+    jobs = runtime.store.jobs
+    heard, jobs.on_deferred = jobs.on_deferred, None
+    try:
+        # queued by hand as wake.lua does, but with no token
+        due_ms = now_ms() + 500
+        await runtime.store.redis.zadd(jobs.queue_name, {"wh/unheard": due_ms})
+        await runtime.store.redis.zadd(keys.deferred(jobs.queue_name), {"wh/unheard": due_ms})
+        data = serialize_job(EVENT_JOB, (TENANT, "ghost", 1), {}, None, now_ms(), serializer=job_serializer)
+        await runtime.store.redis.set(keys.arq_job("wh/unheard"), data)
+    finally:
+        jobs.on_deferred = heard
+
+    async def done() -> bool:
+        return not await runtime.store.redis.exists(keys.arq_job("wh/unheard"))
+
+    poll_delay = runtime.settings.worker.poll_delay_ms / 1000
+    await until_async(done, within=poll_delay + 3.0)

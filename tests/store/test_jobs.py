@@ -4,6 +4,7 @@ once, in one round trip too."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import cast
 
@@ -100,3 +101,63 @@ async def test_tokens_no_worker_took_are_capped_oldest_first(store: Store) -> No
     assert len(kept) == cap
     assert kept[0] == keys.job_id(TENANT, "many", 2).encode()
     assert kept[-1] == keys.job_id(TENANT, "many", cap + 1).encode()
+
+
+async def later(store: Store) -> dict[str, float]:
+    """The queue's deferred set: job -> when its token is due (ms)."""
+    scored = await store.redis.zrange(keys.deferred(store.jobs.queue_name), 0, -1, withscores=True)
+    return {job.decode(): score for job, score in scored}
+
+
+async def test_a_job_for_later_is_in_the_deferred_set_and_its_data_lives_past_its_time(store: Store) -> None:
+    """Its token wakes a worker too early: take answers no job and tells the worker when it is due. Its
+    data lives a day past its due time, as arq keeps a deferred job's: one due in two days is not lost."""
+    heard: list[int] = []
+    store.jobs.on_deferred = heard.append
+    two_days_ms = 2 * 86_400_000
+    due = now_ms() + two_days_ms
+    assert await store.jobs.enqueue_call("wh/far", JOB_NAME, (TENANT, "far", 0), run_at_ms=due)
+    assert heard == [due]  # this process hears of it at once
+    assert await later(store) == {"wh/far": due}
+    assert await store.redis.zscore(store.jobs.queue_name, "wh/far") == due
+    assert await store.redis.pttl(keys.arq_job("wh/far")) > two_days_ms + 86_000_000
+    assert await tokens(store) == [b"wh/far"]
+
+    assert await store.jobs.take("wh/far", IN_PROGRESS_MS) is None
+    assert heard == [due, due]  # and so does the worker its early token woke
+    assert await store.redis.exists(keys.arq_job("wh/far"))
+
+    # a job for now is in no deferred set, and tells nobody
+    assert await store.jobs.enqueue_call("wh/now", JOB_NAME, (TENANT, "now", 0))
+    assert "wh/now" not in await later(store)
+    assert heard == [due, due]
+
+
+async def test_due_jobs_get_a_token_each_until_taken(store: Store) -> None:
+    """push_due (due.lua): a token for each due job not in progress, due again AGAIN_MS later (a lost token
+    is pushed again); a job gone from the queue leaves the set; the answer is the earliest due time left."""
+    soon, far = now_ms() + 300, now_ms() + 60_000
+    for job, at in (("wh/due", soon), ("wh/running", soon), ("wh/gone", soon), ("wh/far", far)):
+        await store.jobs.enqueue_call(job, JOB_NAME, (TENANT, job, 0), run_at_ms=at)
+    await store.redis.delete(keys.wake(store.jobs.queue_name))
+    assert await store.jobs.push_due(5_000) == soon  # nothing due yet
+    assert await tokens(store) == []
+
+    await asyncio.sleep((soon - now_ms()) / 1000 + 0.01)
+    await store.redis.zrem(store.jobs.queue_name, "wh/gone")  # run and finished
+    assert await store.jobs.take("wh/running", IN_PROGRESS_MS) is not None
+    before = now_ms()
+    earliest = await store.jobs.push_due(5_000)
+    assert await tokens(store) == [b"wh/due"]
+    scores = await later(store)
+    assert set(scores) == {"wh/due", "wh/running", "wh/far"}
+    assert before + 5_000 <= scores["wh/due"] == scores["wh/running"] <= now_ms() + 5_000
+    assert earliest == scores["wh/due"] < far
+
+    # taken, run and finished: the set forgets it the next time it would be due
+    assert await store.jobs.take("wh/due", IN_PROGRESS_MS) is not None
+    await store.jobs.finish("wh/due")
+    await store.redis.zadd(keys.deferred(store.jobs.queue_name), {"wh/due": now_ms()})
+    await store.jobs.push_due(5_000)
+    assert "wh/due" not in await later(store)
+    assert await tokens(store) == [b"wh/due"]  # no second token
