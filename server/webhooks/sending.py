@@ -2,18 +2,19 @@
 
 Each attempt is signed afresh (`webhook-timestamp` is the attempt's, so receivers' 5-minute window holds
 on a retry hours later) under the event's one `webhook-id`. A 2xx ends the delivery; a failure queues the
-next attempt after an exponential pause with jitter, until `retry_for_seconds` after the interaction
-ended; the last failure counts against the webhook (webhook_outcome.lua disables it at the limit). The
-next attempt is queued before this one is recorded: a worker killed in between leaves this job to be run
-again (its mark in progress is short, worker_host.py), which queues nothing twice.
+next attempt after a pause drawn from a doubling window (schedule.py), until `retry_for_seconds` after the
+interaction ended, to run at its due time (a worker's timer wakes a worker then: runner/due_jobs.py); the
+last failure counts against the webhook (webhook_outcome.lua disables it at the limit). The next attempt
+is queued before this one is recorded: a worker killed in between leaves this job to be run again (its
+mark in progress is short, worker_host.py), which queues nothing twice.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import msgspec
 
@@ -28,6 +29,7 @@ from .delivery import Attempt, deliver, unsent
 from .dispatch import EventDispatch
 from .jwks import Keyring
 from .pending import Delivery
+from .schedule import retry_at_ms
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ class AttemptRecord(msgspec.Struct, kw_only=True, frozen=True):
     attempt: int
     outcome: Outcome
     result: Attempt
+    #: a `retry`: when the next attempt is due (it runs within about a second of it)
+    next_attempt_at: datetime | None = None
 
 
 class Sender:
@@ -91,13 +95,14 @@ class Sender:
                 resolver=self.resolver,
                 timeout_seconds=self.settings.attempt_timeout_seconds,
             )
-        outcome = await self._follow_up(delivery, result)
+        outcome, retry_at = await self._follow_up(delivery, result)
         entry = AttemptRecord(
             event_id=delivery.event_id,
             event_type=delivery.event_type,
             attempt=delivery.attempt,
             outcome=outcome,
             result=result,
+            next_attempt_at=None if retry_at is None else datetime.fromtimestamp(retry_at / 1000, UTC),
         )
         await outcomes.record(
             delivery.tenant,
@@ -132,12 +137,13 @@ class Sender:
         ]
         return webhook.uri, signing.static_headers(delivery.event_id, stamp, body, opened)
 
-    async def _follow_up(self, delivery: Delivery, result: Attempt) -> Outcome:
-        """What this attempt came to; a failed one with time left queues the next attempt first."""
+    async def _follow_up(self, delivery: Delivery, result: Attempt) -> tuple[Outcome, int | None]:
+        """What this attempt came to, and when the next one is due (ms); a failed one with time left
+        queues the next attempt first."""
         if result.delivered:
-            return "delivered"
+            return "delivered", None
         if not delivery.retries:
-            return "logged"
+            return "logged", None
         run_at = self.next_attempt_ms(delivery, time.time())
         if run_at is None:
             log.warning(
@@ -147,20 +153,11 @@ class Sender:
                 delivery.attempt,
                 result.error,
             )
-            return "failed"
+            return "failed", None
         await self.dispatch.enqueue(delivery.next(), run_at_ms=run_at)
-        return "retry"
+        return "retry", run_at
 
     def next_attempt_ms(self, delivery: Delivery, now: float) -> int | None:
-        """When the next attempt runs (ms), or None when it would be past the retries' end. The pause
-        doubles from `backoff_initial_seconds` up to `backoff_max_seconds`, and half of it is random, so
-        receivers coming back up are not hit by every sender at once."""
-        settings = self.settings
-        pause = min(
-            settings.backoff_max_seconds, settings.backoff_initial_seconds * 2 ** (delivery.attempt - 1)
-        )
-        pause = pause / 2 + random.uniform(0, pause / 2)
-        run_at = now + pause
-        if run_at * 1000 > delivery.first_ms + settings.retry_for_seconds * 1000:
-            return None
-        return int(run_at * 1000)
+        """When the next attempt runs (ms), or None when it would be past the retries' end
+        (schedule.py)."""
+        return retry_at_ms(self.settings, delivery.attempt, delivery.first_ms, now)

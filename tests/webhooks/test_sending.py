@@ -1,5 +1,6 @@
-"""One delivery attempt's consequences, in-process against a private Redis: the retries' schedule, a
-secret that cannot be opened, a webhook deleted while its event waits, and the mark of a delivered event."""
+"""One delivery attempt's consequences, in-process against a private Redis: a secret that cannot be
+opened, a webhook deleted while its event waits, and the mark of a delivered event (the retries'
+schedule: test_retry_schedule.py)."""
 
 from __future__ import annotations
 
@@ -55,18 +56,6 @@ async def _webhook(store: Store, server_key: bytes, uri: str) -> str:
     )
     assert created.id is not None
     return created.id
-
-
-def test_the_pause_doubles_with_half_of_it_random_until_the_retries_end(store: Store) -> None:
-    sender = _sender(store, os.urandom(32))
-    now = time.time()
-    for attempt, full in [(1, 2.0), (2, 4.0), (3, 8.0), (4, 10.0), (9, 10.0)]:
-        delivery = _delivery("w", attempt=attempt, first_ms=int(now * 1000))
-        pauses = [(sender.next_attempt_ms(delivery, now) or 0) / 1000 - now for _ in range(50)]
-        assert all(full / 2 - 0.01 <= pause <= full + 0.01 for pause in pauses), (attempt, pauses)
-        assert max(pauses) - min(pauses) > full / 10
-    late = _delivery("w", attempt=3, first_ms=int((now - 57) * 1000))
-    assert sender.next_attempt_ms(late, now) is None
 
 
 async def test_a_secret_that_cannot_be_opened_is_a_failed_attempt_and_retried(store: Store) -> None:
