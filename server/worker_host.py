@@ -202,8 +202,8 @@ class WorkerHost:
             job_deserializer=job_deserializer,
             health_check_interval=30,
         )
-        #: jobs queued for later get their tokens at their time; it checks every poll_delay_ms too
-        self.due = DueJobs(runtime.store.jobs, settings.poll_delay_ms / 1000)
+        #: jobs queued for later get their tokens at their time; it checks as often as the queue is read
+        self.due = DueJobs(runtime.store.jobs, FALLBACK_WAITS * settings.poll_delay_ms / 1000)
         self.name = heartbeats.worker_name()
         self.polling = False
         self.beats = 0
@@ -281,9 +281,15 @@ class WorkerHost:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.due.next_job is not None:
+            # the job this worker's timer would have woken for: the worker that takes its token hears of
+            # it (once this one's poll loop is over, so that it does not take the token itself)
+            with contextlib.suppress(RedisError, OSError):
+                await self.runtime.store.jobs.hand_back_token(self.due.next_job)
 
     async def _leave(self) -> None:
-        self.runtime.store.jobs.on_deferred = None
+        if self.runtime.store.jobs.on_deferred == self.due.note:
+            self.runtime.store.jobs.on_deferred = None
         for task in self.tasks[1:]:
             task.cancel()  # no more beats nor tokens for due jobs: this worker takes no new jobs
         with contextlib.suppress(RedisError, OSError):

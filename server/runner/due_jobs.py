@@ -4,10 +4,11 @@ A worker takes a job when a token names it (server/worker_host.py), and a token 
 queued for later wakes a worker too early to take it. So each worker also keeps a timer: it sleeps until
 the earliest due time it knows of, then gives every due job a token (store/scripts/due.lua, run by
 whichever worker comes first; the rest find nothing to do), which wakes one idle worker to take it, however
-busy the queue is. It hears of due times without a Redis command of its own: from the jobs this process
+busy the queue is. It hears of due times with no Redis command of its own: from the jobs this process
 queues for later, from the early tokens it takes (take.lua answers the job's due time), and from due.lua's
-answer, the earliest due time left; and it calls due.lua every `check_seconds` anyway, for jobs queued by
-other processes whose early token went elsewhere, or whose worker stopped before their time.
+answer, the job due first of those left, so that knowledge passes on from worker to worker. A worker that
+stops hands the job it would have woken for to another one (its token); and every `check_seconds` its
+timer calls due.lua anyway (one command when nothing is due), for a job whose only knower died.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ class DueJobs:
     def __init__(self, jobs: Jobs, check_seconds: float) -> None:
         self.jobs = jobs
         self.check_ms = int(check_seconds * 1000)
-        #: the earliest due time known (ms), None when none is
+        #: the job due first that this worker knows of, and its due time (ms); None when it knows none
+        self.next_job: str | None = None
         self.next_ms: int | None = None
         self.sooner = asyncio.Event()
 
-    def note(self, due_ms: int) -> None:
-        """A job is due at `due_ms`: the timer wakes then, if that is sooner than it would."""
+    def note(self, job: str, due_ms: int) -> None:
+        """`job` is due at `due_ms`: the timer wakes then, if that is sooner than it would."""
         if self.next_ms is None or due_ms < self.next_ms:
-            self.next_ms = due_ms
+            self.next_job, self.next_ms = job, due_ms
             self.sooner.set()
 
     async def run(self) -> None:
@@ -44,10 +46,10 @@ class DueJobs:
         check_in = int(first_pause(self.check_ms / 1000) * 1000)
         while True:
             # a note that comes while due.lua runs is kept: it may be sooner than what due.lua answers
-            self.next_ms = None
-            earliest = await self.jobs.push_due(AGAIN_MS)
-            if earliest is not None:
-                self.note(earliest)
+            self.next_job = self.next_ms = None
+            first = await self.jobs.push_due(AGAIN_MS)
+            if first is not None:
+                self.note(*first)
             await self._sleep(now_ms() + check_in)
             check_in = self.check_ms
 

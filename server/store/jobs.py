@@ -83,9 +83,9 @@ class Jobs:
         self.scripts = scripts
         self.queue_name = queue_name
         self.timeout = timeout
-        #: told the due time of each job queued for later this process hears of (queued here, or named by
-        #: a token it took too early): the worker's timer (server/runner/due_jobs.py)
-        self.on_deferred: Callable[[int], None] | None = None
+        #: told each job queued for later this process hears of (queued here, or named by a token it took
+        #: too early) and its due time: the worker's timer (server/runner/due_jobs.py)
+        self.on_deferred: Callable[[str, int], None] | None = None
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
         """Queue the job as arq would, and leave a token naming it for one idle worker (wake.lua): one
@@ -121,20 +121,24 @@ class Jobs:
         ttl_ms = score - now + expires_extra_ms
         queued = await self.scripts.wake(keys=names, args=[job, data, score, ttl_ms, _MAX_TOKENS])
         if queued and score > now:
-            self._deferred(score)
+            self._deferred(job, score)
         return bool(queued)
 
-    def _deferred(self, due_ms: int) -> None:
+    def _deferred(self, job: str, due_ms: int) -> None:
         if self.on_deferred is not None:
-            self.on_deferred(due_ms)
+            self.on_deferred(job, due_ms)
 
-    async def push_due(self, again_ms: int) -> int | None:
+    async def push_due(self, again_ms: int) -> tuple[str, int] | None:
         """A token for each job queued for later that is due now (due.lua), each due again `again_ms`
-        later until taken; returns the earliest due time left (ms), None when no job waits for later."""
+        later until taken; returns the job due first of those left and its due time (ms), None when no
+        job waits for later."""
         names = [keys.deferred(self.queue_name), self.queue_name, keys.wake(self.queue_name)]
         args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix]
-        earliest: int | None = await self.scripts.due(keys=names, args=args)
-        return earliest
+        first: list[bytes | int] | None = await self.scripts.due(keys=names, args=args)
+        if not first:
+            return None
+        job, due_ms = first
+        return (job.decode() if isinstance(job, bytes) else str(job)), int(due_ms)
 
     async def next_wake(self, seconds: float) -> str | None:
         """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker); the token
@@ -154,7 +158,7 @@ class Jobs:
             args=[job, now_ms(), in_progress_ms],
         )
         if isinstance(taken, int):
-            self._deferred(taken)
+            self._deferred(job, taken)
             return None
         return taken
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import cast
 
 from arq.connections import ArqRedis
@@ -193,9 +193,9 @@ async def test_a_job_for_later_queued_elsewhere_is_heard_of_from_its_early_token
     timer = jobs.on_deferred
     assert timer is not None
 
-    def noted(due: int) -> None:
+    def noted(job: str, due: int) -> None:
         heard.append(due)
-        timer(due)
+        timer(job, due)
 
     jobs.on_deferred = noted
     due_ms = now_ms() + 1_200
@@ -204,26 +204,53 @@ async def test_a_job_for_later_queued_elsewhere_is_heard_of_from_its_early_token
     assert heard[0] == due_ms  # from the early token, not from the enqueue
 
 
-async def test_a_job_for_later_nobody_heard_of_is_found_by_the_timers_check(
-    runtime: Runtime, worker: WorkerHost
-) -> None:
-    """Its early token lost (trimmed, or taken by a worker that died): the timer's check, every
-    poll_delay_ms, gives it its token."""
-    await waiting_for_a_token(runtime)
-    jobs = runtime.store.jobs
-    heard, jobs.on_deferred = jobs.on_deferred, None
-    try:
-        # queued by hand as wake.lua does, but with no token
-        due_ms = now_ms() + 500
-        await runtime.store.redis.zadd(jobs.queue_name, {"wh/unheard": due_ms})
-        await runtime.store.redis.zadd(keys.deferred(jobs.queue_name), {"wh/unheard": due_ms})
-        data = serialize_job(EVENT_JOB, (TENANT, "ghost", 1), {}, None, now_ms(), serializer=job_serializer)
-        await runtime.store.redis.set(keys.arq_job("wh/unheard"), data)
-    finally:
-        jobs.on_deferred = heard
+async def queued_unheard(runtime: Runtime, job: str, due_ms: int) -> None:
+    """A job for later queued as wake.lua queues one, but with no token: nobody hears of it."""
+    redis, queue = runtime.store.redis, runtime.store.jobs.queue_name
+    await redis.zadd(queue, {job: due_ms})
+    await redis.zadd(keys.deferred(queue), {job: due_ms})
+    data = serialize_job(EVENT_JOB, (TENANT, "ghost", 1), {}, None, now_ms(), serializer=job_serializer)
+    await redis.set(keys.arq_job(job), data)
 
+
+def done_with(runtime: Runtime, job: str) -> Callable[[], Awaitable[bool]]:
     async def done() -> bool:
-        return not await runtime.store.redis.exists(keys.arq_job("wh/unheard"))
+        return not await runtime.store.redis.exists(keys.arq_job(job))
 
-    poll_delay = runtime.settings.worker.poll_delay_ms / 1000
-    await until_async(done, within=poll_delay + 3.0)
+    return done
+
+
+async def test_a_job_for_later_nobody_heard_of_is_found_by_the_timers_check(runtime: Runtime) -> None:
+    """Its early token lost (trimmed, or taken by a worker that died) and its knower gone: the timer's
+    check (every 15 waits of poll_delay_ms; here 0.3 s) gives it its token."""
+    host = WorkerHost(runtime)
+    host.due.check_ms = 300
+    await host.start()
+    try:
+        await waiting_for_a_token(runtime)
+        await queued_unheard(runtime, "wh/unheard", now_ms() + 500)
+        await until_async(done_with(runtime, "wh/unheard"), within=5.0)
+    finally:
+        await host.stop(grace=0.5)
+
+
+async def test_a_stopping_worker_hands_the_job_it_would_wake_for_to_another(runtime: Runtime) -> None:
+    """The only worker that knew of a job for later stops before its time: its token goes to another
+    worker (whose own check would come 10 minutes later), which then wakes for it."""
+    other, stopping = WorkerHost(runtime), WorkerHost(runtime)
+    other.due.check_ms = 600_000
+    await other.start()
+    await stopping.start()
+    jobs = runtime.store.jobs
+    try:
+        await until_async(lambda: blocked(runtime))
+        due_ms = now_ms() + 1_500
+        await queued_unheard(runtime, "wh/handed", due_ms)
+        stopping.due.note("wh/handed", due_ms)
+        # one timer per process in production: here the other worker's is the one take.lua tells
+        jobs.on_deferred = other.due.note
+        await stopping.stop(grace=0.5)
+        await until_async(done_with(runtime, "wh/handed"), within=5.0)
+        assert now_ms() >= due_ms
+    finally:
+        await other.stop(grace=0.5)

@@ -113,7 +113,7 @@ async def test_a_job_for_later_is_in_the_deferred_set_and_its_data_lives_past_it
     """Its token wakes a worker too early: take answers no job and tells the worker when it is due. Its
     data lives a day past its due time, as arq keeps a deferred job's: one due in two days is not lost."""
     heard: list[int] = []
-    store.jobs.on_deferred = heard.append
+    store.jobs.on_deferred = lambda job, due: heard.append(due) if job == "wh/far" else None
     two_days_ms = 2 * 86_400_000
     due = now_ms() + two_days_ms
     assert await store.jobs.enqueue_call("wh/far", JOB_NAME, (TENANT, "far", 0), run_at_ms=due)
@@ -135,12 +135,13 @@ async def test_a_job_for_later_is_in_the_deferred_set_and_its_data_lives_past_it
 
 async def test_due_jobs_get_a_token_each_until_taken(store: Store) -> None:
     """push_due (due.lua): a token for each due job not in progress, due again AGAIN_MS later (a lost token
-    is pushed again); a job gone from the queue leaves the set; the answer is the earliest due time left."""
+    is pushed again); a job gone from the queue leaves the set; the answer is the job due first of those
+    left, and its due time."""
     soon, far = now_ms() + 300, now_ms() + 60_000
     for job, at in (("wh/due", soon), ("wh/running", soon), ("wh/gone", soon), ("wh/far", far)):
         await store.jobs.enqueue_call(job, JOB_NAME, (TENANT, job, 0), run_at_ms=at)
     await store.redis.delete(keys.wake(store.jobs.queue_name))
-    assert await store.jobs.push_due(5_000) == soon  # nothing due yet
+    assert await store.jobs.push_due(5_000) == ("wh/due", soon)  # nothing due yet
     assert await tokens(store) == []
 
     await asyncio.sleep((soon - now_ms()) / 1000 + 0.01)
@@ -152,7 +153,7 @@ async def test_due_jobs_get_a_token_each_until_taken(store: Store) -> None:
     scores = await later(store)
     assert set(scores) == {"wh/due", "wh/running", "wh/far"}
     assert before + 5_000 <= scores["wh/due"] == scores["wh/running"] <= now_ms() + 5_000
-    assert earliest == scores["wh/due"] < far
+    assert earliest is not None and earliest[1] == scores["wh/due"] < far
 
     # taken, run and finished: the set forgets it the next time it would be due
     assert await store.jobs.take("wh/due", IN_PROGRESS_MS) is not None

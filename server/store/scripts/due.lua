@@ -1,12 +1,16 @@
 -- The jobs queued for later whose time has come get a token each, which wakes one idle worker to take
 -- the job (worker_host.py), however busy the queue: run by any worker, at the earliest due time it knows
--- of and every few seconds (server/runner/due_jobs.py). Each is then due again `ARGV[2]` ms later, so a
+-- of, and now and then in case (server/runner/due_jobs.py). Each is then due again `ARGV[2]` ms later, so a
 -- token lost (its worker died, or the token list was trimmed) is pushed again; a job gone from the queue
 -- (run and finished) leaves the set, and one in progress gets no token.
 -- KEYS[1] the queue's deferred set, KEYS[2] queue, KEYS[3] the queue's token list
 -- ARGV[1] now (ms), ARGV[2] again after (ms), ARGV[3] most jobs at once, ARGV[4] most tokens kept,
 -- ARGV[5] arq's in-progress key prefix (the queue's Redis is never a Cluster: store/queue_side.py)
--- Returns the earliest due time left (ms), or false when no job is queued for later
+-- Returns the job due first of those left and its due time (ms), or false when no job is queued for later
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if not first[2] then return false end
+-- the common case, nothing due yet: one command
+if tonumber(first[2]) > tonumber(ARGV[1]) then return {first[1], tonumber(first[2])} end
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local again = tonumber(ARGV[1]) + tonumber(ARGV[2])
 local tokens = 0
@@ -23,6 +27,6 @@ end
 if tokens > tonumber(ARGV[4]) then
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if first[2] then return tonumber(first[2]) end
+first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if first[2] then return {first[1], tonumber(first[2])} end
 return false
