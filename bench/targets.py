@@ -295,6 +295,27 @@ def _deadlines(results: dict[str, Any]) -> list[Target]:
     return [_target("15", "write deadline: CPU added to a stored create", share, "<=", 3.0, " %", detail)]
 
 
+def _retries(results: dict[str, Any]) -> list[Target]:
+    """16: how late a webhook retry starts after its due time, under steady traffic (issue 25)."""
+    row = get(results, "retries") or {}
+    late = row.get("lateness") or {}
+    detail = (
+        f"p50 {late.get('p50_ms')} ms, max {late.get('max_ms')} ms; {row.get('retries')} retries, "
+        f"{row.get('traffic_creates_per_s')} background creates/s beside"
+    )
+    return [
+        _target(
+            "16",
+            "webhook retry lateness under steady traffic, p99",
+            late.get("p99_ms"),
+            "<=",
+            1000,
+            " ms",
+            detail,
+        )
+    ]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -311,6 +332,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _list,
     _replica_acks,
     _deadlines,
+    _retries,
 )
 
 

@@ -108,7 +108,8 @@ class RunnerSettings(Section):
 class WorkerSettings(Section):
     max_jobs: PositiveInt = 100
     #: how long an idle worker's wait for a queued job's wake-up lasts (a queued job wakes one worker at
-    #: once); after 15 such waits without one, it reads the queue anyway
+    #: once, a job for later at its time); after 15 such waits without one, it reads the queue anyway, and
+    #: every 15 it looks for due jobs nobody woke it for (runner/due_jobs.py)
     poll_delay_ms: PositiveInt = 2000
     shutdown_grace_seconds: NonNegativeFloat = 30.0
     #: run a worker inside each web process; EMBEDDED_WORKER=0 leaves the queue to `python -m workers`

@@ -11,7 +11,8 @@ upstream.py (8: creates through an upstream in a process of its own), idle.py (9
 listing.py (12: a list page in a small and a large tenant, and what the search indexes add to a create),
 replicas.py (13: what `[store] replica_acks = 1` costs a stored create), cluster.py (14: a stored create
 on one Redis and on a 3-node Redis Cluster, from many tenants), deadlines.py (15: what a write deadline costs
-the store's create).
+the store's create),
+retries.py (16, issue 25: how late webhook retries start under steady traffic).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .observe import observability_cost
 from .plan import Plan
 from .relay import stream_relay
 from .replicas import replica_acks_cost
+from .retries import webhook_retries
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
@@ -53,4 +55,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "replica_acks": replica_acks_cost,
     "cluster": cluster_cost,
     "deadlines": deadline_cost,
+    "retries": webhook_retries,
 }
