@@ -8,15 +8,14 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import msgspec
 import pytest
 
 from server import settings as settings_module
 from server.errors import StatusChanged
-from server.launch.redis_process import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess
 from server.protocol import status as st
 from server.protocol.interaction import InteractionConfig
 from server.protocol.lifecycle import Event
@@ -29,22 +28,8 @@ from server.store.outage import UNAVAILABLE, Outage
 from server.store.scripts import Scripts
 from server.store.store import Store
 
-from ..support import start_own_redis
-
 TENANT = "t1"
 BOUND = 0.5  # store.redis_timeout_seconds of these tests
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    """A redis-server of this test alone: it is frozen."""
-    process = start_own_redis(RedisProcess(tmp_path, port=free_port(), appendonly=False))
-    try:
-        yield process
-    finally:
-        if process.process is not None and process.process.poll() is None:
-            os.kill(process.process.pid, signal.SIGCONT)
-        process.stop()
 
 
 @pytest.fixture(params=["direct", "redis-py"])

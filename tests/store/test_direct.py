@@ -8,29 +8,19 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
 
-from server.launch.redis_process import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess
 from server.store.direct import DirectRedis, encode, sha1
 from server.store.outage import UNAVAILABLE
 from tests.support import start_own_redis
 
 SCRIPT = b"redis.call('SET', KEYS[1], ARGV[1]); return {redis.call('GET', KEYS[1]), tonumber(ARGV[2]) * 2}"
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    """A redis-server of this test alone, to freeze, kill and restart."""
-    process = start_own_redis(RedisProcess(tmp_path / "redis", port=free_port(), appendonly=False))
-    try:
-        yield process
-    finally:
-        process.stop(kill=True)
 
 
 @pytest.fixture

@@ -12,27 +12,15 @@ import logging
 import os
 import re
 import signal
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from server.launch.redis_process import RedisProcess, free_port
+from server.launch.redis_process import RedisProcess
 from server.runner.loops import supervise
 from server.store import connection, heartbeats
 from server.store.outage import Outage
-from tests.support import start_own_redis
 
 FREEZE_SECONDS = 3.0
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = start_own_redis(RedisProcess(tmp_path / "redis", port=free_port(), appendonly=False))
-    try:
-        yield process
-    finally:
-        process.stop(kill=True)
 
 
 async def test_a_frozen_redis_is_logged_with_its_reason_and_its_true_length(

@@ -6,8 +6,7 @@ with Retry-After (store/outage.py), from the scripts' client (direct.py) and fro
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -17,18 +16,8 @@ from server.launch.redis_process import RedisProcess, free_port
 from server.store import connection
 from server.store.direct import DirectRedis, sha1
 from server.store.outage import UNAVAILABLE
-from tests.support import start_own_redis
 
 WRITE = b"return redis.call('SET', KEYS[1], ARGV[1])"
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = start_own_redis(RedisProcess(tmp_path / "redis", port=free_port(), appendonly=False))
-    try:
-        yield process
-    finally:
-        process.stop(kill=True)
 
 
 @pytest.fixture
