@@ -133,7 +133,13 @@ class Answers:
         return interaction_id
 
     def statuses(self) -> dict[str, str]:
-        return {i: self.client.get(f"{PATH}/{i}").json()["status"] for i in self.expected}
+        """Each run's status; "unknown" while a get answers 503 (Redis failing over: nothing to read yet)."""
+        found = {}
+        for interaction_id in self.expected:
+            reply = self.client.get(f"{PATH}/{interaction_id}")
+            assert reply.status_code in (200, 503), reply.text
+            found[interaction_id] = reply.json()["status"] if reply.status_code == 200 else "unknown"
+        return found
 
     def running(self) -> bool:
         """Whether every run has started (and none ended yet: the fault is to come before their ends)."""
@@ -142,7 +148,7 @@ class Answers:
         return statuses == {"in_progress"}
 
     def ended(self) -> bool:
-        return not {"queued", "in_progress"} & set(self.statuses().values())
+        return not {"queued", "in_progress", "unknown"} & set(self.statuses().values())
 
     def wrong(self) -> list[str]:
         """Each run that did not end `completed` with its whole answer: its status, how much of the answer

@@ -15,6 +15,7 @@ import redis
 
 from server.launch.redis_process import free_port
 
+from ..support import TOPOLOGIES, Stack
 from ..waiting import until
 
 SERVICE = "ixprimary"
@@ -128,3 +129,20 @@ def sentinel_group(workdir: Path, primary_port: int) -> Iterator[Group]:
         yield group
     finally:
         group.stop()
+
+
+@contextlib.contextmanager
+def stack_on_sentinels(workdir: Path, config: dict[str, dict[str, Any]]) -> Iterator[tuple[Stack, Group]]:
+    """A web process and a worker process following a Sentinel group (REDIS_URL=redis+sentinel://…) whose
+    first primary is the stack's own Redis."""
+    stack = Stack(workdir, config=config, topology=TOPOLOGIES["tcp-workers"])
+    try:
+        stack.start_redis()
+        assert stack.redis.port is not None
+        with sentinel_group(workdir / "group", stack.redis.port) as group:
+            stack.start_server(REDIS_URL=group.url)
+            stack.start_worker(REDIS_URL=group.url)
+            stack.wait_ready()
+            yield stack, group
+    finally:
+        stack.stop()

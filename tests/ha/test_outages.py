@@ -13,12 +13,12 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
-from ..support import TOPOLOGIES, Stack, new_key, stacks_by_topology
+from ..support import Stack, new_key, stacks_by_topology
 from ..waiting import until
 from .load import PATH, REQUEST_TIMEOUT, Answers
 from .redis_faults import error_lines, frozen, start_redis, stop_redis, wait_ready
 from .sdk_retries import KINDS, RetriedCreate, stored_ids
-from .sentinels import Group, sentinel_group
+from .sentinels import Group, stack_on_sentinels
 
 NAMES = ["make-run", "tcp-workers"]
 #: leases and the reaper as shipped (a run's lease outlasts an 8 s outage); a lost job looked for after 3 s
@@ -209,19 +209,8 @@ def test_an_idempotency_key_used_during_a_freeze_resolves_after_it(
 
 @pytest.fixture(scope="module")
 def sentinel_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Group]]:
-    """A web process and a worker process following a Sentinel group (REDIS_URL=redis+sentinel://…)."""
-    workdir = tmp_path_factory.mktemp("sentinel-runs")
-    stack = Stack(workdir, config=CONFIG, topology=TOPOLOGIES["tcp-workers"])
-    try:
-        stack.start_redis()
-        assert stack.redis.port is not None
-        with sentinel_group(workdir / "group", stack.redis.port) as group:
-            stack.start_server(REDIS_URL=group.url)
-            stack.start_worker(REDIS_URL=group.url)
-            stack.wait_ready()
-            yield stack, group
-    finally:
-        stack.stop()
+    with stack_on_sentinels(tmp_path_factory.mktemp("sentinel-runs"), CONFIG) as both:
+        yield both
 
 
 def test_a_sentinel_failover_loses_no_finished_answer(sentinel_stack: tuple[Stack, Group]) -> None:

@@ -14,10 +14,10 @@ import redis
 from server.store import keys
 from server.store.replica_acks import DEGRADED_SECONDS
 
-from ..support import TOPOLOGIES, Stack, new_key
+from ..support import Stack, new_key
 from ..waiting import until
 from .load import PATH, Creator, Follower, outcomes
-from .sentinels import Group, sentinel_group
+from .sentinels import Group, stack_on_sentinels
 
 #: with a replica acknowledging every write, a failover loses nothing that was acknowledged
 CONFIG = {"store": {"replica_acks": 1, "replica_ack_timeout_ms": 500}}
@@ -25,18 +25,8 @@ CONFIG = {"store": {"replica_acks": 1, "replica_ack_timeout_ms": 500}}
 
 @pytest.fixture(scope="module")
 def failover(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Group]]:
-    workdir = tmp_path_factory.mktemp("sentinel")
-    stack = Stack(workdir, config=CONFIG, topology=TOPOLOGIES["tcp-workers"])
-    try:
-        stack.start_redis()
-        assert stack.redis.port is not None
-        with sentinel_group(workdir / "group", stack.redis.port) as group:
-            stack.start_server(REDIS_URL=group.url)
-            stack.start_worker(REDIS_URL=group.url)
-            stack.wait_ready()
-            yield stack, group
-    finally:
-        stack.stop()
+    with stack_on_sentinels(tmp_path_factory.mktemp("sentinel"), CONFIG) as both:
+        yield both
 
 
 def test_a_failover_loses_nothing_acknowledged_and_fails_cleanly(failover: tuple[Stack, Group]) -> None:
