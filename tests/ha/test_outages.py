@@ -177,9 +177,10 @@ def test_a_create_retried_through_a_freeze_is_stored_once_or_not_at_all(
     assert wrong == {name: [] for name in stacks}, "\n".join(
         f"{name}: {create} stored {ids}" for name, found in wrong.items() for create, ids in found
     )
-    # the freeze was long enough that some creates spent every retry in it, and short enough that some got in
-    for creates in long_freeze.creates.values():
-        assert {create.succeeded for create in creates} == {True, False}, [c.describe() for c in creates]
+    # the freeze was long enough that some creates spent every retry in it, and short enough that some got
+    # in: over both stacks (which of them falls on which side moves with this machine's load)
+    every = [create for creates in long_freeze.creates.values() for create in creates]
+    assert {create.succeeded for create in every} == {True, False}, [c.describe() for c in every]
 
 
 def test_an_idempotency_key_used_during_a_freeze_resolves_after_it(
