@@ -22,7 +22,7 @@ from redis.sentinel import Sentinel as SyncSentinel
 
 from . import cluster
 from .redis_urls import RedisTarget, RedisUrlError, SentinelService, parse
-from .state_errors import StateParser
+from .state_errors import StateParser, lost_transport_reads_as_lost
 
 __all__ = ["RedisTarget", "RedisUnavailable", "RedisUrlError", "build", "build_records", "check", "parse"]
 
@@ -85,7 +85,18 @@ def _pool(
     target: RedisTarget, size: int, *, wait: float, connect: float, read: float
 ) -> BlockingConnectionPool:
     if target.sentinel is not None:
-        return _sentinel_pool(target.sentinel, size, wait=wait, connect=connect, read=read)
+        pool = _sentinel_pool(target.sentinel, size, wait=wait, connect=connect, read=read)
+    else:
+        pool = _url_pool(target, size, wait=wait, connect=connect, read=read)
+    # the class from_url or the Sentinel pool chose, made to read a closed transport as a lost connection;
+    # connections are made on first use, so every one of the pool's is of it
+    pool.connection_class = lost_transport_reads_as_lost(pool.connection_class)
+    return pool
+
+
+def _url_pool(
+    target: RedisTarget, size: int, *, wait: float, connect: float, read: float
+) -> BlockingConnectionPool:
     return BlockingConnectionPool.from_url(
         target.url,
         max_connections=size,
