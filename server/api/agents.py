@@ -17,51 +17,39 @@ from litestar import Request, Response, delete, get, post, route
 from litestar.enums import HttpMethod
 
 from ..agents.wire import CreateAgent
-from ..protocol.codec import json_encoder
 from .body import read_struct
-from .interactions import _BASES, _state
+from .common import BASES, json_response, query, state_of
 
-COLLECTION = [f"{base}/agents" for base in _BASES]
-ITEM = [f"{base}/agents/{{agent_id:str}}" for base in _BASES]
-
-
-def _json(value: Any) -> Response[bytes]:
-    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
-
-
-def _query(request: Request[Any, Any, Any], name: str, alias: str) -> str | None:
-    value = request.query_params.get(name)
-    if value is None:
-        value = request.query_params.get(alias)
-    return None if value is None else str(value)
+COLLECTION = [f"{base}/agents" for base in BASES]
+ITEM = [f"{base}/agents/{{agent_id:str}}" for base in BASES]
 
 
 @post(COLLECTION, status_code=200)
 async def create_agent(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     body = await read_struct(request, state.settings.http, CreateAgent)
-    return _json(await state.agents.create(tenant, body))
+    return json_response(await state.agents.create(tenant, body))
 
 
 @get(COLLECTION)
 async def list_agents(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
-    size, token = _query(request, "page_size", "pageSize"), _query(request, "page_token", "pageToken")
-    return _json(await state.agents.page(tenant, size, token))
+    size, token = query(request, "page_size", "pageSize"), query(request, "page_token", "pageToken")
+    return json_response(await state.agents.page(tenant, size, token))
 
 
 @get(ITEM)
 async def get_agent(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
-    return _json(await state.agents.get(tenant, str(request.path_params["agent_id"])))
+    return json_response(await state.agents.get(tenant, str(request.path_params["agent_id"])))
 
 
 @delete(ITEM, status_code=200)
 async def delete_agent(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     await state.agents.delete(tenant, str(request.path_params["agent_id"]))
     return Response(content=b"{}", status_code=200, media_type="application/json")

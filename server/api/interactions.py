@@ -3,7 +3,6 @@ optional Vertex `projects/{p}/locations/{l}/` segment."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from litestar import Request, Response, delete, get, post, route
@@ -13,84 +12,39 @@ from litestar.response import Stream
 from ..errors import InvalidArgument
 from ..observability import context, metrics
 from ..protocol import sse, views
-from ..protocol.codec import decode_create, json_encoder
+from ..protocol.codec import decode_create
 from ..protocol.interaction import is_interaction_id
 from ..runner.replies import EventStream, Reply
 from .body import read_body
+from .common import BASES, empty, flag, json_response, shorten, state_of
 from .errors import ApiError
-from .state import AppState
 
-_VERSION = re.compile(r"v\d+((alpha|beta)\d*)?")
-
-_BASES = ("/{version:str}", "/{version:str}/projects/{project:str}/locations/{location:str}")
-COLLECTION = [f"{base}/interactions" for base in _BASES]
-ITEM = [f"{base}/interactions/{{interaction_id:str}}" for base in _BASES]
-CANCEL = [f"{base}/interactions/{{interaction_id:str}}/cancel" for base in _BASES]
-
-
-def _state(request: Request[Any, Any, Any]) -> AppState:
-    state: AppState = request.app.state.ix
-    if not _VERSION.fullmatch(request.path_params.get("version", "")):
-        raise ApiError(404, f"No route for {request.method} {request.url.path}")
-    _no_encoded_slash(request)
-    return state
-
-
-def _no_encoded_slash(request: Request[Any, Any, Any]) -> None:
-    """The server decodes the path before routing, so `<id>%2Fcancel` would reach cancel and `<id>%2F`
-    the item: as sent, such a path names no route (an id never holds a slash)."""
-    raw = request.scope.get("raw_path")
-    if raw and b"%2" in raw and b"%2f" in raw.partition(b"?")[0].lower():
-        shown = raw.partition(b"?")[0].decode("latin-1")
-        raise ApiError(404, f"No route for {request.method} {_shorten(shown)}: %2F is not a path separator")
+COLLECTION = [f"{base}/interactions" for base in BASES]
+ITEM = [f"{base}/interactions/{{interaction_id:str}}" for base in BASES]
+CANCEL = [f"{base}/interactions/{{interaction_id:str}}/cancel" for base in BASES]
 
 
 def _interaction_id(request: Request[Any, Any, Any]) -> str:
     value = request.path_params["interaction_id"]
     if not is_interaction_id(value):
-        raise ApiError(404, f"Interaction {_shorten(value)!r} was not found")
+        raise ApiError(404, f"Interaction {shorten(value)!r} was not found")
     context.set_interaction(value)
     return str(value)
-
-
-def _shorten(text: str, limit: int = 64) -> str:
-    """A value from the request, cut for an error message (a path can be kilobytes long)."""
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _json(value: Any) -> Response[bytes]:
-    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
 
 
 def _response(reply: Reply | EventStream) -> Response[bytes] | Stream:
     if isinstance(reply, Reply):
         if reply.interaction.id is not None:
             context.set_interaction(reply.interaction.id)
-        return _json(reply.interaction)
+        return json_response(reply.interaction)
     return Stream(
         metrics.streaming(reply.frames), media_type="text/event-stream", headers=sse.HEADERS, status_code=200
     )
 
 
-def _flag(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> bool:
-    # both spellings are read: a bad value is refused even when the other spelling is given and valid
-    values = [_boolean(request.query_params.get(key), key) for key in (name, alias) if key]
-    return next((value for value in values if value is not None), False)
-
-
-def _boolean(raw: str | None, name: str) -> bool | None:
-    if raw is None:
-        return None
-    if raw.lower() in ("true", "1"):
-        return True
-    if raw.lower() in ("false", "0", ""):
-        return False
-    raise InvalidArgument(f"Expected true or false, got {raw!r}", name)
-
-
 @post(COLLECTION, status_code=200)
 async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     http = state.settings.http
     body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
@@ -108,12 +62,12 @@ async def create_interaction(request: Request[Any, Any, Any]) -> Response[bytes]
 
 @get(ITEM)
 async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     interaction_id = _interaction_id(request)
-    stream = _flag(request, "stream")
+    stream = flag(request, "stream")
     # checked with a stream too, where it does not apply: a bad value is refused, never silently ignored
-    include_input = _flag(request, "include_input", "includeInput")
+    include_input = flag(request, "include_input", "includeInput")
     last_event_id = request.query_params.get("last_event_id") or request.query_params.get("lastEventId")
     if last_event_id is None and stream:
         last_event_id = request.headers.get("last-event-id")
@@ -125,23 +79,23 @@ async def get_interaction(request: Request[Any, Any, Any]) -> Response[bytes] | 
             metrics.stream_resumed()
         return _response(EventStream(frames=state.events.frames(replay)))
     record = await state.control.get(tenant, interaction_id)
-    return _json(views.from_record(record, full_timeline=True, include_input=include_input))
+    return json_response(views.from_record(record, full_timeline=True, include_input=include_input))
 
 
 @post(CANCEL, status_code=200)
 async def cancel_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     record = await state.control.cancel(tenant, _interaction_id(request))
-    return _json(views.from_record(record, full_timeline=True))
+    return json_response(views.from_record(record, full_timeline=True))
 
 
 @delete(ITEM, status_code=200)
 async def delete_interaction(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     await state.control.delete(tenant, _interaction_id(request))
-    return Response(content=b"{}", status_code=200, media_type="application/json")
+    return empty()
 
 
 _ITEM_ALLOW = ", ".join(sorted({*get_interaction.http_methods, *delete_interaction.http_methods, "OPTIONS"}))

@@ -16,24 +16,14 @@ from typing import Any
 from litestar import Request, Response, get, route
 from litestar.enums import HttpMethod
 
-from ..protocol.codec import json_encoder
 from ..upstream import catalog
+from .common import BASES, json_response, queries, shorten, state_of
 from .errors import ApiError
-from .interactions import _BASES, _shorten, _state
 from .state import AppState
 
-COLLECTION = [f"{base}/models" for base in _BASES]
+COLLECTION = [f"{base}/models" for base in BASES]
 #: a path parameter: a configured name may hold a slash (`openai/gpt-4o`), and the SDK sends `models/<id>`
-ITEM = [f"{base}/models/{{name:path}}" for base in _BASES]
-
-
-def _json(value: Any) -> Response[bytes]:
-    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
-
-
-def _query(request: Request[Any, Any, Any], name: str, alias: str) -> list[str]:
-    """The values sent under either spelling, the SDK's (camelCase) first."""
-    return [str(value) for key in (name, alias) if (value := request.query_params.get(key)) is not None]
+ITEM = [f"{base}/models/{{name:path}}" for base in BASES]
 
 
 def _models(state: AppState) -> list[catalog.Model]:
@@ -42,21 +32,21 @@ def _models(state: AppState) -> list[catalog.Model]:
 
 @get(COLLECTION)
 async def list_models(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     state.auth.tenant(request)
-    size, token = _query(request, "pageSize", "page_size"), _query(request, "pageToken", "page_token")
-    return _json(catalog.page(_models(state), size, token))
+    size, token = queries(request, "pageSize", "page_size"), queries(request, "pageToken", "page_token")
+    return json_response(catalog.page(_models(state), size, token))
 
 
 @get(ITEM)
 async def get_model(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     state.auth.tenant(request)
     name = str(request.path_params["name"]).lstrip("/")
     found = catalog.find(_models(state), name) if name else None
     if found is None:
-        raise ApiError(404, f"Model {_shorten(name)!r} was not found (GET /{{version}}/models lists them)")
-    return _json(found)
+        raise ApiError(404, f"Model {shorten(name)!r} was not found (GET /{{version}}/models lists them)")
+    return json_response(found)
 
 
 @route(COLLECTION, http_method=HttpMethod.OPTIONS, include_in_schema=False)

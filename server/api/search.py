@@ -15,28 +15,24 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
-from ..protocol.codec import json_encoder
 from ..search import filters
 from ..search.deleting import PurgeRequest
 from .body import read_struct
+from .common import BASES, flag, json_response, state_of
 from .errors import ApiError
-from .interactions import _BASES, COLLECTION, _flag, _state
+from .interactions import COLLECTION
 
-PURGE = [f"{base}/interactions:purge" for base in _BASES]
-OPERATION = [f"{base}/operations/{{operation_id:str}}" for base in _BASES]
+PURGE = [f"{base}/interactions:purge" for base in BASES]
+OPERATION = [f"{base}/operations/{{operation_id:str}}" for base in BASES]
 
 _PURGE_ID = re.compile(r"purge_[A-Za-z0-9_-]{1,32}")
 #: query parameters of a list that are not filters
 _NOT_FILTERS = {"page_size", "page_token", "include_steps", "key"}
 
 
-def _json(value: Any) -> Response[bytes]:
-    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
-
-
 @get(COLLECTION)
 async def list_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     params = request.query_params
     given = filters.from_query({name: params[name] for name in params}, _NOT_FILTERS)
@@ -45,28 +41,28 @@ async def list_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
         given,
         page_size=params.get("page_size"),
         page_token=params.get("page_token"),
-        include_steps=_flag(request, "include_steps"),
+        include_steps=flag(request, "include_steps"),
     )
-    return _json(page)
+    return json_response(page)
 
 
 @post(PURGE, status_code=200)
 async def purge_interactions(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     body = await read_struct(request, state.settings.http, PurgeRequest)
-    return _json(await state.purges.request(tenant, body))
+    return json_response(await state.purges.request(tenant, body))
 
 
 @get(OPERATION)
 async def get_operation(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     operation_id = str(request.path_params["operation_id"])
     found = await state.purges.operation(tenant, operation_id) if _PURGE_ID.fullmatch(operation_id) else None
     if found is None:
         raise ApiError(404, f"Operation {operation_id[:64]!r} was not found")
-    return _json(found)
+    return json_response(found)
 
 
 HANDLERS = [list_interactions, purge_interactions, get_operation]

@@ -27,26 +27,18 @@ from ..errors import WebhookNotFound
 from ..protocol.codec import json_encoder
 from ..webhooks.wire import CreateWebhook, Deliveries, RotateSigningSecret, UpdateWebhook
 from .body import read_struct
+from .common import BASES, empty, json_response, query, state_of
 from .errors import ApiError
-from .interactions import _BASES, _state
 from .state import AppState
 
 T = TypeVar("T")
 
-COLLECTION = [f"{base}/webhooks" for base in _BASES]
-ITEM = [f"{base}/webhooks/{{webhook_id:str}}" for base in _BASES]
-DELIVERIES = [f"{base}/webhooks/{{webhook_id:str}}/deliveries" for base in _BASES]
+COLLECTION = [f"{base}/webhooks" for base in BASES]
+ITEM = [f"{base}/webhooks/{{webhook_id:str}}" for base in BASES]
+DELIVERIES = [f"{base}/webhooks/{{webhook_id:str}}/deliveries" for base in BASES]
 JWKS_PATH = "/.well-known/jwks.json"
 #: receivers may cache the JWKS this long: a replaced key stays published for far longer (the overlap)
 JWKS_CACHE = "public, max-age=300"
-
-
-def _json(value: Any) -> Response[bytes]:
-    return Response(content=json_encoder.encode(value), status_code=200, media_type="application/json")
-
-
-def _empty() -> Response[bytes]:
-    return Response(content=b"{}", status_code=200, media_type="application/json")
 
 
 #: what the item path answers: `{id}` plain, or with a custom method's verb (`{id}:ping`)
@@ -62,58 +54,51 @@ def _item_id(request: Request[Any, Any, Any]) -> str:
     return segment
 
 
-def _query(request: Request[Any, Any, Any], name: str, alias: str | None = None) -> str | None:
-    value = request.query_params.get(name)
-    if value is None and alias is not None:
-        value = request.query_params.get(alias)
-    return None if value is None else str(value)
-
-
 @post(COLLECTION, status_code=200)
 async def create_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     body = await read_struct(request, state.settings.http, CreateWebhook)
-    return _json(await state.webhooks.create(tenant, body))
+    return json_response(await state.webhooks.create(tenant, body))
 
 
 @get(COLLECTION)
 async def list_webhooks(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
-    size, token = _query(request, "page_size", "pageSize"), _query(request, "page_token", "pageToken")
-    return _json(await state.webhooks.page(tenant, size, token))
+    size, token = query(request, "page_size", "pageSize"), query(request, "page_token", "pageToken")
+    return json_response(await state.webhooks.page(tenant, size, token))
 
 
 @get(ITEM)
 async def get_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
-    return _json(await state.webhooks.get(tenant, _item_id(request)))
+    return json_response(await state.webhooks.get(tenant, _item_id(request)))
 
 
 @patch(ITEM)
 async def update_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     webhook_id = _item_id(request)
     body = await read_struct(request, state.settings.http, UpdateWebhook)
-    mask = _query(request, "update_mask", "updateMask")
-    return _json(await state.webhooks.update(tenant, webhook_id, body, mask))
+    mask = query(request, "update_mask", "updateMask")
+    return json_response(await state.webhooks.update(tenant, webhook_id, body, mask))
 
 
 @delete(ITEM, status_code=200)
 async def delete_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     await state.webhooks.delete(tenant, _item_id(request))
-    return _empty()
+    return empty()
 
 
 @post(ITEM, status_code=200)
 async def webhook_method(request: Request[Any, Any, Any]) -> Response[bytes]:
     """`{id}:ping` and `{id}:rotateSigningSecret`; any other verb names no webhook."""
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     segment = str(request.path_params["webhook_id"])
     webhook_id, colon, verb = segment.partition(":")
@@ -126,22 +111,22 @@ async def webhook_method(request: Request[Any, Any, Any]) -> Response[bytes]:
         # the webhook must exist; the delivery is queued, never sent from the request
         await state.webhooks.record(tenant, webhook_id)
         await state.webhook_events.ping(tenant, webhook_id)
-        return _empty()
+        return empty()
     if verb == "rotateSigningSecret":
         body = await read_struct(request, state.settings.http, RotateSigningSecret)
-        return _json(await state.webhooks.rotate(tenant, webhook_id, body.revocation_behavior))
+        return json_response(await state.webhooks.rotate(tenant, webhook_id, body.revocation_behavior))
     raise WebhookNotFound(segment)
 
 
 @get(DELIVERIES)
 async def webhook_deliveries(request: Request[Any, Any, Any]) -> Response[bytes]:
     """This server's extension: the webhook's last delivery attempts, newest first."""
-    state = _state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     found = await state.webhooks.deliveries(
-        tenant, request.path_params["webhook_id"], _query(request, "page_size")
+        tenant, request.path_params["webhook_id"], query(request, "page_size")
     )
-    return _json(Deliveries(deliveries=[msgspec.Raw(each) for each in found]))
+    return json_response(Deliveries(deliveries=[msgspec.Raw(each) for each in found]))
 
 
 @get(JWKS_PATH)

@@ -17,13 +17,13 @@ def _path_param(name: str, description: str, pattern: str | None = None, example
 
 
 def _flag(name: str, description: str) -> Json:
-    # the server reads true/false/1/0 in any case (interactions._flag)
+    # the server reads true/false/1/0 in any case (common.flag)
     return {"name": name, "in": "query", "description": description, "schema": {"type": "boolean"}}
 
 
 # written out at each use: Swagger UI 5 does not resolve a path item's `$ref` parameters
 PARAMETERS: Json = {
-    # interactions._VERSION: any other segment answers 404
+    # common._VERSION: any other segment answers 404
     "Version": _path_param("version", "API version", pattern=r"^v\d+((alpha|beta)\d*)?$", example="v1beta"),
     "Project": _path_param("project", "Vertex project: accepted and not used"),
     "Location": _path_param("location", "Vertex location: accepted and not used"),
