@@ -15,6 +15,8 @@ LAYERS: list[set[str]] = [
     {"errors", "config_errors", "observability"},
     {"protocol", "sections", "redis_env"},
     {"settings"},
+    # the codecs of OpenAI's dialects (and Gemini's generateContent): pure, over protocol/'s types
+    {"dialects"},
     {"store", "upstream"},
     # signing, delivery: above the store, whose records they keep (its own layer, so events may use it)
     {"webhooks"},

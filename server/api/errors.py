@@ -120,10 +120,21 @@ def upstream_error(exc: UpstreamError) -> ApiError:
     return ApiError(502, f"The {exc.backend} backend failed: {exc.message}")
 
 
-def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    """Every error of a request as the API's JSON error (server/errors.py draws the hierarchy)."""
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """An error of a request as every dialect answers it, before its shape: the HTTP status, the message,
+    headers (Retry-After), Google's status name where it is not the status code's own, the field at fault."""
+
+    status_code: int
+    message: str
+    headers: dict[str, str] = {}
+    status: str | None = None
+    param: str | None = None
+
+
+def describe(request: Request[Any, Any, Any], exc: Exception) -> Failure:
+    """Every error of a request (server/errors.py draws the hierarchy), whichever dialect answers it."""
     if isinstance(exc, RequestError):
-        return error_response(http_status(exc), str(exc))
+        return Failure(status_code=http_status(exc), message=str(exc), param=getattr(exc, "field", None))
     if isinstance(exc, UpstreamError):
         exc = upstream_error(exc)
     if isinstance(exc, outage.UNAVAILABLE):
@@ -133,14 +144,22 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
         metrics.redis_failed("request")
         exc = ApiError(503, UNAVAILABLE_MESSAGE, {"Retry-After": "1"})
     if isinstance(exc, ApiError):
-        return error_response(exc.status_code, exc.message, exc.headers, exc.status)
+        return Failure(
+            status_code=exc.status_code, message=exc.message, headers=exc.headers, status=exc.status
+        )
     if isinstance(exc, HTTPException):
         message = (
             exc.detail if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
         )
-        return error_response(exc.status_code, str(message), dict(exc.headers or {}))
+        return Failure(status_code=exc.status_code, message=str(message), headers=dict(exc.headers or {}))
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(500, "Internal error")
+    return Failure(status_code=500, message="Internal error")
+
+
+def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Every error of a request as Google's JSON error."""
+    failure = describe(request, exc)
+    return error_response(failure.status_code, failure.message, failure.headers or None, failure.status)
 
 
 ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
