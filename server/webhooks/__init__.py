@@ -1,8 +1,9 @@
-"""Webhooks: telling a user's endpoint that an interaction ended, as Google's API does.
+"""Webhooks: telling a user's endpoint that an interaction ended, as Google's API does (and, to webhooks
+subscribed to OpenAI's events, that a response ended, as OpenAI's does).
 
 resource    the Webhooks resource (create, list, get, update, delete, rotate), with rules and wire types
 config      a request's own `webhook_config`, checked at create
-events      the events and their thin payloads
+events      the events and their thin payloads, Google's and OpenAI's
 dispatch    an interaction's end turned into one delivery job per target (the event job), and pings
 pending     a delivery on its way from attempt to attempt (what its jobs carry)
 sending     one attempt of a delivery job: signed, sent, recorded, and the next one queued if it failed

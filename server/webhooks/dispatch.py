@@ -3,8 +3,12 @@
 The event job is queued by the script that ends the interaction (store/scripts/_notify.lua), so it exists
 exactly when the end does. It reads the record, finds its targets, and queues a delivery per target: the
 request's `webhook_config.uris` when it names any (instead of the registered webhooks, as Google's SDK
-documents them), else the tenant's enabled webhooks subscribed to the event. A job per target and per
-attempt, named by both (pending.py): an event job run twice (its worker died) queues nothing twice.
+documents them), else the tenant's enabled webhooks subscribed to the event. An end is two events: Google's
+`interaction.*` and OpenAI's `response.*` (events.py); a webhook subscribed to both gets both, each a
+delivery of its own, with its own id. `webhook_config.uris` get Google's only: they are Google's feature,
+documented to receive its events, and a receiver ported from Google would not know OpenAI's (OpenAI has no
+per-request webhooks). A job per target and per attempt, named by both (pending.py): an event job run twice
+(its worker died) queues nothing twice.
 """
 
 from __future__ import annotations
@@ -41,11 +45,10 @@ class EventDispatch:
             log.info("interaction %s was deleted before its webhooks were told of its end", interaction_id)
             return 0
         status = lifecycle.wire_status(record.status)
-        event_type = events.BY_STATUS.get(status)
-        if event_type is None:
+        if status not in events.BY_STATUS:
             return 0
         ended = ended_ms if ended_ms is not None else _ms(record.updated)
-        deliveries = await self._targets(tenant, record, status, event_type, ended)
+        deliveries = await self._targets(tenant, record, status, ended)
         for delivery in deliveries:
             await self.enqueue(delivery)
         return len(deliveries)
@@ -73,19 +76,15 @@ class EventDispatch:
             delivery.job_id, DELIVERY_JOB, (to_job(delivery),), run_at_ms=run_at_ms
         )
 
-    async def _targets(
-        self, tenant: str, record: Record, status: str, event_type: str, first_ms: int
-    ) -> list[Delivery]:
-        event_id = events.event_id(tenant, record.id, status)
+    async def _targets(self, tenant: str, record: Record, status: str, first_ms: int) -> list[Delivery]:
         data = _data(record, status)
 
-        def delivery(target: str, data: events.EventData, uri: str | None = None) -> Delivery:
-            body = events.body(events.Event(type=event_type, timestamp=record.updated, data=data))
+        def delivery(event: events.Outgoing, target: str, uri: str | None = None) -> Delivery:
             return Delivery(
                 tenant=tenant,
-                event_id=event_id,
-                event_type=event_type,
-                body=body.decode(),
+                event_id=event.id,
+                event_type=event.type,
+                body=event.body,
                 target=target,
                 uri=uri,
                 first_ms=first_ms,
@@ -96,12 +95,25 @@ class EventDispatch:
             # instead of the registered webhooks, as Google's SDK documents `webhook_config.uris`: every
             # event of this interaction, with its user_metadata (they subscribe to nothing)
             with_metadata = msgspec.structs.replace(data, user_metadata=config.user_metadata)
-            return [delivery(f"{CONFIG_TARGET}{n}", with_metadata, uri) for n, uri in enumerate(config.uris)]
+            event = _interaction_event(tenant, record, status, with_metadata)
+            return [delivery(event, f"{CONFIG_TARGET}{n}", uri) for n, uri in enumerate(config.uris)]
+        made = (
+            _interaction_event(tenant, record, status, data),
+            events.response_event(tenant, record.id, status, first_ms),
+        )
         return [
-            delivery(WEBHOOK_TARGET + webhook.id, data)
+            delivery(event, WEBHOOK_TARGET + webhook.id)
             for webhook in await self.store.webhooks.enabled(tenant)
-            if event_type in webhook.subscribed_events
+            for event in made
+            if event.type in webhook.subscribed_events
         ]
+
+
+def _interaction_event(tenant: str, record: Record, status: str, data: events.EventData) -> events.Outgoing:
+    """Google's event of the end, the same `webhook-id` for every target (its body may differ by target)."""
+    event_type = events.BY_STATUS[status]
+    body = events.body(events.Event(type=event_type, timestamp=record.updated, data=data))
+    return events.Outgoing(id=events.event_id(tenant, record.id, status), type=event_type, body=body.decode())
 
 
 def _data(record: Record, status: str) -> events.EventData:

@@ -18,6 +18,15 @@ INTERACTION_EVENTS: Final = (
     "interaction.failed",
     "interaction.cancelled",
 )
+#: OpenAI's events of the same ends, in its payload (events.py): an interaction is a response there
+RESPONSE_EVENTS: Final = (
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "response.cancelled",
+)
+#: what a webhook may subscribe to: either kind, or both
+EVENTS: Final = (*INTERACTION_EVENTS, *RESPONSE_EVENTS)
 #: events Google's API knows for resources this server does not have
 ELSEWHERE: Final = {
     "batch.succeeded": "batches",
@@ -61,13 +70,11 @@ def events(values: list[str] | None, field: str = "subscribed_events") -> list[s
         if value in ELSEWHERE:
             raise InvalidArgument(
                 f"{value!r} is not available: this server has no {ELSEWHERE[value]}, so it never fires; "
-                f"subscribe to {', '.join(INTERACTION_EVENTS)}",
+                f"subscribe to {', '.join(EVENTS)}",
                 where,
             )
-        if value not in INTERACTION_EVENTS:
-            raise InvalidArgument(
-                f"unknown event {value!r}: expected one of {', '.join(INTERACTION_EVENTS)}", where
-            )
+        if value not in EVENTS:
+            raise InvalidArgument(f"unknown event {value!r}: expected one of {', '.join(EVENTS)}", where)
     return list(dict.fromkeys(values))
 
 
