@@ -185,7 +185,7 @@ def webhook_schemas() -> Json:
         [Webhook, WebhookList, CreateWebhook, UpdateWebhook, RotateSigningSecret, RotatedSecret],
         ref_template="#/components/schemas/{name}",
     )
-    events = {"type": "string", "enum": list(rules.INTERACTION_EVENTS)}
+    events = {"type": "string", "enum": list(rules.EVENTS)}
     # the addresses its host resolves to are checked too, which no schema can say
     uri = {"type": "string", "format": "uri", "pattern": "^https?://", "maxLength": 2048}
     components["CreateWebhook"]["properties"]["uri"] = uri
