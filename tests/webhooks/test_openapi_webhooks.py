@@ -41,6 +41,10 @@ def test_every_webhook_route_is_described() -> None:
             assert paths[prefix + path][method]["operationId"] == name + suffix
     jwks = paths["/.well-known/jwks.json"]["get"]
     assert jwks["security"] == [] and "Cache-Control" in jwks["responses"]["200"]["headers"]
+    events = document["components"]["schemas"]["CreateWebhook"]["properties"]["subscribed_events"]
+    assert {"interaction.completed", "response.completed", "response.incomplete"} <= set(
+        events["items"]["enum"]
+    )
     create = paths["/{version}/webhooks"]["post"]["responses"]
     assert create["429"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/ErrorBody"

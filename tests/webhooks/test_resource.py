@@ -9,7 +9,7 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -259,6 +259,32 @@ def test_events_are_checked(client: genai.Client) -> None:
     )
     assert made.subscribed_events == ["interaction.cancelled", "interaction.requires_action"]
     assert client.webhooks.list().webhooks and len(client.webhooks.list().webhooks or []) == 1
+
+
+def test_openais_response_events_may_be_subscribed_beside_googles(client: genai.Client) -> None:
+    """Issue 26: the four `response.*` events, on create and update, with or without `interaction.*`;
+    one OpenAI does not send is refused by its place."""
+    both = ["interaction.completed", "response.completed", "response.incomplete"]
+    made = create(client, events=both)
+    assert made.subscribed_events == both
+    only = ["response.failed", "response.cancelled"]
+    updated = client.webhooks.update(
+        made.id, update_mask="subscribed_events", subscribed_events=cast(Any, only)
+    )
+    assert updated.subscribed_events == only and client.webhooks.get(made.id).subscribed_events == only
+    refused(
+        lambda: create(client, events=["response.completed", "response.foo"]),
+        400,
+        "`subscribed_events[1]`",
+        "unknown event 'response.foo'",
+        "response.incomplete",
+    )
+    refused(
+        lambda: client.webhooks.update(made.id, subscribed_events=cast(Any, ["response.created"])),
+        400,
+        "`subscribed_events[0]`",
+    )
+    assert client.webhooks.get(made.id).subscribed_events == only
 
 
 def test_the_per_tenant_limit_holds_under_concurrent_creates(client: genai.Client) -> None:
