@@ -14,6 +14,7 @@ from .api import metrics as metrics_api
 from .api import models as models_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
+from .api.openai import models as openai_models
 from .api.state import AppState
 from .launch import orphans
 from .observability import metrics
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *webhooks.HANDLERS,
             *agents.HANDLERS,
             *models_api.HANDLERS,
+            openai_models.ROUTER,
             *health.HANDLERS,
             openapi.document,
             *docs.HANDLERS,

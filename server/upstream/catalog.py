@@ -1,5 +1,6 @@
 """The models this server lists (GET /{v}/models): the built-in echo models and every configured route whose
-`match` is a literal name, in Google's `Model` format (pure).
+`match` is a literal name (`listed`), in Google's `Model` format here (pure); OpenAI's shape of the same list
+is api/openai/models.py's.
 
 A glob route (`gpt-*`) serves many names and none of them can be listed as one model. A listed model says
 which backend kind serves it, as routing resolves the name (the first route that fits, then the built-ins),
@@ -9,7 +10,7 @@ and nothing else of the upstream: no base URL, no key variable, no upstream mode
 from __future__ import annotations
 
 import fnmatch
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -52,15 +53,27 @@ def is_literal(match: str) -> bool:
     return not _GLOB & set(match)
 
 
-def catalogue(routes: list[ModelRoute], echo: EchoSettings) -> list[Model]:
+class Listed(NamedTuple):
+    """A listable model: its name, the backend kind that serves it, whether it is a built-in."""
+
+    name: str
+    kind: str
+    builtin: bool
+
+
+def listed(routes: list[ModelRoute]) -> list[Listed]:
     """Every listable model: the configured literal names in the file's order, then the built-ins."""
     names = [route.match for route in routes if is_literal(route.match)]
-    listed: list[Model] = []
+    found: list[Listed] = []
     for name in dict.fromkeys([*names, *BUILTIN_MODELS]):
         route = next((r for r in routes if fnmatch.fnmatchcase(name, r.match)), None)
-        kind = name if route is None else route.backend
-        listed.append(_model(name, kind, route is None, echo))
-    return listed
+        found.append(Listed(name, name if route is None else route.backend, route is None))
+    return found
+
+
+def catalogue(routes: list[ModelRoute], echo: EchoSettings) -> list[Model]:
+    """Every listable model in Google's format."""
+    return [_model(each.name, each.kind, each.builtin, echo) for each in listed(routes)]
 
 
 def _model(name: str, kind: str, builtin: bool, echo: EchoSettings) -> Model:

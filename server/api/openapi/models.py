@@ -11,6 +11,12 @@ from .resources import prefixed, reply
 
 TAG = "Models"
 TAG_VERTEX = "Models (Vertex paths)"
+#: what the openai SDKs get on the same paths (api/openai/dialect.py)
+_OPENAI = (
+    "On `/v1` (not another version, not the Vertex form) a request that authenticates with "
+    "`Authorization: Bearer` and sends none of `x-goog-api-key`, `?key=` and `x-goog-api-client` is an "
+    "openai SDK's, answered in OpenAI's shape (README, Models; always so under `/openai/v1`)"
+)
 _NAME: Json = {
     "name": "name",
     "in": "path",
@@ -44,6 +50,7 @@ def _operations() -> dict[str, Json]:
             "operationId": "ListModels",
             "summary": "List the models this server serves: the built-in `echo` and `echo-slow`, and every "
             "model of config/models.toml named by a literal `match` (a glob is not listed)",
+            "description": _OPENAI,
             "parameters": _page_parameters(),
             "responses": {
                 "200": reply("A page of models; `nextPageToken` when there are more", ref("ModelList")),
@@ -53,6 +60,7 @@ def _operations() -> dict[str, Json]:
         "get": {
             "operationId": "GetModel",
             "summary": "Get one listed model",
+            "description": _OPENAI,
             "responses": {
                 "200": reply("The model", ref("Model")),
                 **errors(e404="Not a listed model, or an unknown API version"),
