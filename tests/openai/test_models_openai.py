@@ -170,7 +170,7 @@ def _shape(answer: httpx.Response) -> str:
 
 def test_who_gets_which_shape(served: ThreadedApp) -> None:
     bearer = {"Authorization": f"Bearer {KEY}"}
-    google_client = {"x-goog-api-client": "google-genai-sdk/3.3.0 gl-python/3.11"}
+    google_client = {"x-goog-api-client": "google-genai-sdk/3.6.1 gl-python/3.11"}
     cases: list[tuple[str, dict[str, str], dict[str, str], str]] = [
         ("/v1/models", bearer, {}, "openai"),
         ("/v1/models/echo", bearer, {}, "openai"),

@@ -1,6 +1,7 @@
 """Which dialect a request on a path both serve speaks: `GET /v1/models` and `GET /v1/models/{id}` are the
 openai SDKs' calls under the base URL the README gives them (`<server>/v1`), and the google-genai SDKs' (3.x)
-under theirs (the server's root). Told apart by what each SDK sends (checked of both, Python and JS):
+under theirs (the server's root). Told apart by what each SDK sends (checked of both, Python, google-genai
+3.3.0 and 3.6.1, and JS):
 
     google-genai   `x-goog-api-key` (or `?key=`) and always `x-goog-api-client: google-genai-sdk/<v> ...`
     openai         `Authorization: Bearer <key>`, and none of Google's
