@@ -1,5 +1,6 @@
 """Pages of a tenant's stored interactions, found through the search indexes the scripts keep
-(scripts/search.lua; tags in store/search_tags.py): one round trip a page, whatever the tenant holds."""
+(scripts/search.lua; tags in store/search_tags.py): one round trip a page, whatever the tenant holds.
+Newest first (the lists of Google's dialect), or oldest first (OpenAI's lists default to it)."""
 
 from __future__ import annotations
 
@@ -61,10 +62,16 @@ class Search:
         limit: int,
         with_input: bool = False,
         budget: int = PAGE_BUDGET,
+        ascending: bool = False,
+        after_id: str | None = None,
     ) -> Page:
-        """Up to `limit` matches, newest first, from `start` (a page's `next`; None: the newest)."""
+        """Up to `limit` matches, newest first (`ascending`: oldest first), from `start` (a page's `next`;
+        None: the newest, or the oldest), or from just past the interaction `after_id` (an id a client
+        pages from: an empty page if it is gone)."""
         fields = _FIELDS if with_input else _NO_INPUT
-        top = _highest(query, start)
+        top, low, after = _bounds(query, start, ascending)
+        if after_id is not None:
+            top, low, after = (top, "id", after_id) if ascending else ("id", low, after_id)
         result = await self.scripts.search(
             keys=[keys.search_expiries(tenant)],
             args=[
@@ -72,10 +79,11 @@ class Search:
                 query.tags,
                 " ".join(sorted(query.statuses)),
                 top,
-                "-inf" if query.after_ms is None else str(query.after_ms),
-                start[1] if start is not None and top == str(start[0]) else "",
+                low,
+                after,
                 limit,
                 budget,
+                "asc" if ascending else "desc",
                 *fields,
             ],
         )
@@ -85,10 +93,16 @@ class Search:
         return Page(found=found, next=_where(text(where)))
 
 
-def _highest(query: Query, start: tuple[int, str] | None) -> str:
-    """The highest creation ms a page reads: where the last one stopped, or the query's bound."""
-    bounds = [bound for bound in (query.before_ms, start[0] if start else None) if bound is not None]
-    return str(min(bounds)) if bounds else "+inf"
+def _bounds(query: Query, start: tuple[int, str] | None, ascending: bool) -> tuple[str, str, str]:
+    """(the highest creation ms a page reads, the lowest, the id it starts after): the page starts where
+    the last one stopped (at its top newest first, at its bottom oldest first), within the query's bounds."""
+    at = start[0] if start else None
+    highs = [bound for bound in (query.before_ms, None if ascending else at) if bound is not None]
+    lows = [bound for bound in (query.after_ms, at if ascending else None) if bound is not None]
+    top = str(min(highs)) if highs else "+inf"
+    low = str(max(lows)) if lows else "-inf"
+    starts = low if ascending else top
+    return top, low, start[1] if start is not None and starts == str(start[0]) else ""
 
 
 def _where(value: str) -> tuple[int, str] | None:
