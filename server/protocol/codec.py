@@ -142,7 +142,7 @@ def _walk(value: Any, info: mi.Type, path: str, found: list[tuple[str, str]]) ->
             for i, item in enumerate(value):
                 _walk(item, info.item_type, f"{path}[{i}]", found)
     elif isinstance(info, mi.UnionType):
-        member = next((m for m in info.types if _fits(value, m)), None)
+        member = _tagged_member(value, info) or next((m for m in info.types if _fits(value, m)), None)
         if member is not None:
             _walk(value, member, path, found)
     elif isinstance(info, mi.CustomType) and isinstance(value, dict):
@@ -168,6 +168,18 @@ def _walk_open_member(
         member_cls = base.known.get(value.get("type"))  # type: ignore[arg-type]
         if member_cls is not None:
             _walk(value, _info(member_cls), path, found)
+
+
+def _tagged_member(value: Any, info: mi.UnionType) -> mi.Type | None:
+    """The member of a msgspec tagged union (the dialects' messages by `role`, parts by `type`) that
+    `value` names by its tag: the first struct would otherwise take every member's fields for unknown."""
+    if not isinstance(value, dict):
+        return None
+    for member in info.types:
+        if isinstance(member, mi.StructType) and member.tag_field is not None:
+            if value.get(member.tag_field) == member.tag:
+                return member
+    return None
 
 
 def _fits(value: Any, info: mi.Type) -> bool:
