@@ -20,6 +20,13 @@ class StoredConfig(Wire):
     #: `input` as the client sent it, for `get(include_input=true)`
     input: Any = None
     warnings: list[str] | None = None
+    #: the dialect it was made through when that one lists its own (CHAT_COMPLETIONS: a stored chat
+    #: completion, which OpenAI's list of them shows and no other); None: any other
+    dialect: str | None = None
+
+
+#: StoredConfig.dialect of a stored chat completion (server/api/openai/chat.py)
+CHAT_COMPLETIONS = "chat.completions"
 
 
 class Output(Wire):

@@ -70,11 +70,14 @@ class Creator(UseCase):
         *,
         idempotency_key: str | None = None,
         body: bytes = b"",
+        dialect: str | None = None,
     ) -> Reply | EventStream:
+        """`dialect`: StoredConfig.dialect (None but for a dialect that lists what it made)."""
         request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
         plan = plan_create(
             request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
         )
+        plan.stored.dialect = dialect
         backend, upstream_model = route(self.router, plan.config)
         if plan.mode is Mode.STATELESS:
             return await self._stateless(plan, backend, upstream_model)

@@ -150,7 +150,11 @@ class Interactions:
                 notify.ttl_ms,
                 notify.max_tokens,
                 "1" if record is not None and configured(record) else "",
-                search_tags.tags_of(record.config.config, previous_interaction_id) if record else "",
+                (
+                    search_tags.tags_of(record.config.config, previous_interaction_id, record.config.dialect)
+                    if record
+                    else ""
+                ),
                 checked.root if checked else "",
                 *key_args(record.key if record else None),
             ],

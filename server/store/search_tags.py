@@ -7,6 +7,7 @@ per tag). A tag holds no space (the scripts split on spaces): names and values i
     a:<agent>        its agent
     l:<key>=<value>  one of its labels
     c:<id>           a later turn of the conversation whose first turn is <id> (create.lua adds it)
+    d:<dialect>      made through a dialect that lists its own (StoredConfig.dialect: chat completions)
 """
 
 from __future__ import annotations
@@ -41,9 +42,17 @@ def conversation_tag(root_id: str) -> str:
     return "c:" + root_id
 
 
-def tags_of(config: InteractionConfig, previous_interaction_id: str | None) -> str:
+def dialect_tag(dialect: str) -> str:
+    return "d:" + _encoded(dialect)
+
+
+def tags_of(
+    config: InteractionConfig, previous_interaction_id: str | None, dialect: str | None = None
+) -> str:
     """The tags of a new interaction, but its conversation's (the script knows that one)."""
     tags = [ALL]
+    if dialect:
+        tags.append(dialect_tag(dialect))
     if not previous_interaction_id:
         tags.append(ROOT)
     if config.model:
@@ -61,9 +70,12 @@ def wanted(
     agent: str | None,
     roots_only: bool,
     conversation: str | None = None,
+    dialect: str | None = None,
 ) -> str:
     """The tags an interaction must all have to match a search."""
     tags = [label_tag(key, value) for key, value in sorted(labels.items())]
+    if dialect:
+        tags.append(dialect_tag(dialect))
     if model:
         tags.append(model_tag(model))
     if agent:
