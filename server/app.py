@@ -14,6 +14,9 @@ from .api import metrics as metrics_api
 from .api import models as models_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
+from .api.openai import chat as openai_chat
+from .api.openai import chat_stored as openai_chat_stored
+from .api.openai import errors as openai_errors
 from .api.openai import models as openai_models
 from .api.state import AppState
 from .launch import orphans
@@ -87,6 +90,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *docs.HANDLERS,
             *playground.HANDLERS,
             *metrics_api.handlers(settings.metrics),
+            openai_errors.router([*openai_chat.HANDLERS, *openai_chat_stored.HANDLERS]),
         ],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
