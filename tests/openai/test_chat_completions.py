@@ -103,6 +103,7 @@ def test_the_conversation_sent_is_what_the_model_gets(chat: ChatServer, client: 
         seed=7,
         stop=["END"],
         max_completion_tokens=40,
+        reasoning_effort="low",
     )
     body = upstream_body(chat)
     assert body["messages"] == [
@@ -114,6 +115,7 @@ def test_the_conversation_sent_is_what_the_model_gets(chat: ChatServer, client: 
     assert (body["temperature"], body["top_p"], body["seed"], body["stop"]) == (0.25, 0.5, 7, ["END"])
     # a server other than OpenAI's own takes the older name
     assert body["max_tokens"] == 40
+    assert body["reasoning_effort"] == "low"
 
 
 def test_the_token_limit_is_finish_reason_length(client: OpenAI) -> None:
@@ -258,6 +260,10 @@ def test_response_format_json_schema(chat: ChatServer, client: OpenAI) -> None:
         model="gpt-4o", messages=[{"role": "user", "content": "Paris?"}], response_format=City
     )
     assert done.choices[0].message.parsed == City(city="Paris", temperature=21)
+    # the SDK's helper asks for a strict schema: taken, and said not to be checked
+    assert done.model_extra == {
+        "warnings": ["response_format.json_schema.strict: the answer is not checked against the schema"]
+    }
     sent = upstream_body(chat)["response_format"]
     assert sent["type"] == "json_schema"
     assert sent["json_schema"]["schema"]["properties"].keys() == {"city", "temperature"}
@@ -354,8 +360,12 @@ def test_fields_that_ask_for_nothing_are_accepted(client: OpenAI) -> None:
         safety_identifier="abc",
         prompt_cache_key="k",
         metadata={"ignored": "unless stored"},
+        # a field OpenAI does not define either: ignored, as Google's dialect ignores one (unless the
+        # server sets http.strict_unknown_fields)
+        extra_body={"vendor_knob": 3},
     )
     assert done.choices[0].message.content == "fine"
+    assert done.model_extra == {"warnings": ["Unknown field ignored: vendor_knob"]}
 
 
 def test_a_failure_midstream_is_the_streams_error(chat: ChatServer, client: OpenAI) -> None:

@@ -175,6 +175,14 @@ def test_a_bad_list_parameter_is_a_400_naming_it(client: OpenAI) -> None:
         assert refused.value.param == param
 
 
+def test_an_idempotency_key_makes_one_completion(client: OpenAI) -> None:
+    headers = {"Idempotency-Key": "chat-once"}
+    first = ask(client, "only once", extra_headers=headers)
+    again = ask(client, "only once", extra_headers=headers)
+    assert again.id == first.id
+    assert [each.id for each in client.chat.completions.list()] == [first.id]
+
+
 def test_a_retried_call_makes_one_stored_completion(chat: ChatServer, api_key: str) -> None:
     """The SDK's own retries (its default: two): a create whose model failed before it answered left
     nothing stored, so the retry that succeeds is the one stored completion."""

@@ -13,10 +13,11 @@
     store                           store (default false, as OpenAI's: a stateless create)
     stream, stream_options          stream; include_usage ends the stream with a usage chunk
 
-A `strict` function or schema is taken as it is: its schema goes to the model, which follows it as its
-provider does (Gemini and OpenAI decode to it). `parallel_tool_calls: true` is what every model here may
-do; `false` is refused. Unknown fields: as in Google's dialect (a warning, or a 400 with
-`http.strict_unknown_fields`); a stored completion keeps its warnings (Google's view shows them).
+A `strict` function or schema is taken as it is (the SDKs' pydantic helpers send it): its schema goes to
+the model, and what the model answers is not checked against it; the reply's `warnings` say so.
+`parallel_tool_calls: true` is what every model here may do; `false` is refused. Unknown fields: as in
+Google's dialect, a warning (the reply's `warnings`, our extension, as the Responses API's), or a 400 with
+`http.strict_unknown_fields`.
 """
 
 from __future__ import annotations
@@ -76,7 +77,21 @@ def decode(body: bytes, *, strict: bool = False) -> Decoded:
     if options is not None and not request.stream:
         raise InvalidArgument("`stream_options` is only allowed with `stream: true`", "stream_options")
     include_usage = bool(options and options.include_usage)
-    return Decoded(create=create, steps=steps, warnings=warnings_of(unknown), include_usage=include_usage)
+    warnings = [*warnings_of(unknown), *_not_enforced(request)]
+    return Decoded(create=create, steps=steps, warnings=warnings, include_usage=include_usage)
+
+
+def _not_enforced(request: wire.CreateChatCompletion) -> list[str]:
+    """The warnings of a `strict` taken as it is (the SDKs' pydantic helpers send it)."""
+    found = [
+        f"tools[{index}].function.strict: the arguments are not checked against the schema"
+        for index, tool in enumerate(request.tools or ())
+        if isinstance(tool, wire.FunctionTool) and tool.function.strict
+    ]
+    fmt = request.response_format
+    if isinstance(fmt, wire.JsonSchemaFormat) and fmt.json_schema.strict:
+        found.append("response_format.json_schema.strict: the answer is not checked against the schema")
+    return found
 
 
 def _convert(raw: dict[str, Any]) -> wire.CreateChatCompletion:

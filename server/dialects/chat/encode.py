@@ -52,6 +52,8 @@ def completion(interaction: Interaction, completion_id: str, *, stored: bool = F
     )
     if stored:
         made.metadata = dict(interaction.labels or {})
+    if interaction.warnings:
+        made.warnings = list(interaction.warnings)
     return made
 
 

@@ -57,6 +57,9 @@ class ChatCompletion(Out, kw_only=True):
     choices: list[Choice]
     usage: CompletionUsage | UnsetType = UNSET
     metadata: dict[str, str] | UnsetType = UNSET
+    #: our extension, as in Google's dialect and the Responses API: what the create ignored or does not
+    #: enforce (unknown fields, `strict`); on the create's reply only
+    warnings: list[str] | UnsetType = UNSET
 
 
 # -- the stream -------------------------------------------------------------------------------------------
