@@ -18,6 +18,7 @@ from .api.openai import chat as openai_chat
 from .api.openai import chat_stored as openai_chat_stored
 from .api.openai import errors as openai_errors
 from .api.openai import models as openai_models
+from .api.openai import responses as openai_responses
 from .api.state import AppState
 from .launch import orphans
 from .observability import metrics
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *playground.HANDLERS,
             *metrics_api.handlers(settings.metrics),
             openai_errors.router([*openai_chat.HANDLERS, *openai_chat_stored.HANDLERS]),
+            openai_responses.ROUTER,
         ],
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -17,6 +17,11 @@ from ..settings import AuthSettings
 from .errors import ApiError
 
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+#: what a request without a key is told, in Google's dialect and in OpenAI's (whose SDKs send the key as a
+#: bearer token)
+NO_KEY_GOOGLE = "An API key is required: send it in the x-goog-api-key header"
+NO_KEY_OPENAI = "An API key is required: send it as `Authorization: Bearer <key>`"
 _KNOWN_KEYS = 10_000
 
 
@@ -31,10 +36,10 @@ class Authenticator:
         # recently seen keys (in memory only), so a busy client is not hashed on every request
         self._known: dict[str, str] = {}
 
-    def tenant(self, request: Request[Any, Any, Any]) -> str:
+    def tenant(self, request: Request[Any, Any, Any], no_key: str = NO_KEY_GOOGLE) -> str:
         key = _key_of(request)
         if not key:
-            raise ApiError(401, "An API key is required: send it in the x-goog-api-key header")
+            raise ApiError(401, no_key)
         tenant = self._known.get(key)
         if tenant is not None:
             # the tenant's id (a digest of the key, or its configured name) goes into the logs; the key never
