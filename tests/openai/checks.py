@@ -31,10 +31,12 @@ def create(client: OpenAI, **params: Any) -> Response:
     """`client.responses.create(**params)`, its body validated."""
     raw = client.responses.with_raw_response.create(**params)
     valid(raw.http_response.content)
-    return raw.parse()
+    response: Response = raw.parse()
+    return response
 
 
 def retrieve(client: OpenAI, response_id: str) -> Response:
     raw = client.responses.with_raw_response.retrieve(response_id)
     valid(raw.http_response.content)
-    return raw.parse()
+    response: Response = raw.parse()
+    return response

@@ -225,6 +225,7 @@ def response(interaction: Interaction, *, background: bool | None = None) -> wir
     finished = status not in (st.QUEUED, st.IN_PROGRESS)
     return wire.Response(
         id=interaction_id,
+        object="response",
         created_at=created_at(interaction),
         completed_at=seconds(interaction.updated) if response_status(status) == "completed" else None,
         status=response_status(status),
@@ -233,6 +234,7 @@ def response(interaction: Interaction, *, background: bool | None = None) -> wir
         incomplete_details=incomplete,
         instructions=interaction.system_instruction,
         max_output_tokens=gen.max_output_tokens if gen else None,
+        max_tool_calls=None,
         model=interaction.model or interaction.agent or "",
         output=output_items(interaction_id, interaction.steps or [], status) if finished else [],
         parallel_tool_calls=True,
@@ -250,4 +252,9 @@ def response(interaction: Interaction, *, background: bool | None = None) -> wir
         user=user,
         metadata=metadata,
         safety_identifier=safety_identifier,
+        prompt_cache_key=None,
+        presence_penalty=0.0,
+        frequency_penalty=0.0,
+        top_logprobs=0,
+        warnings=interaction.warnings or None,
     )

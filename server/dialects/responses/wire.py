@@ -171,9 +171,13 @@ class TextConfig(Sparse):
     verbosity: str | None = None
 
 
-class Response(Body, kw_only=True):
+class Response(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
+    """Every field but `warnings` has no default, so every one is encoded (omit_defaults leaves out only
+    a field equal to its default): `warnings`, our extension as on Google's interactions, appears only
+    on a create's reply that has some (the unknown fields it ignored)."""
+
     id: str
-    object: Literal["response"] = "response"
+    object: Literal["response"]
     created_at: int
     completed_at: int | None
     status: str
@@ -182,7 +186,7 @@ class Response(Body, kw_only=True):
     incomplete_details: IncompleteDetails | None
     instructions: str | None
     max_output_tokens: int | None
-    max_tool_calls: int | None = None
+    max_tool_calls: int | None
     model: str
     output: list[OutputItem]
     parallel_tool_calls: bool
@@ -197,13 +201,14 @@ class Response(Body, kw_only=True):
     top_p: float
     truncation: str
     usage: Usage | None
-    user: str | None = None
+    user: str | None
     metadata: dict[str, str]
-    safety_identifier: str | None = None
-    prompt_cache_key: str | None = None
-    presence_penalty: float = 0.0
-    frequency_penalty: float = 0.0
-    top_logprobs: int = 0
+    safety_identifier: str | None
+    prompt_cache_key: str | None
+    presence_penalty: float
+    frequency_penalty: float
+    top_logprobs: int
+    warnings: list[str] | None = None
 
 
 class Deleted(Body):
