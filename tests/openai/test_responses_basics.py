@@ -11,6 +11,8 @@ import pytest
 from openai import BadRequestError, NotFoundError, OpenAI
 from openai.types.responses import ResponseOutputMessage
 
+from ..replies import id_of, interaction
+from ..support import sdk
 from .checks import create, retrieve, valid
 from .conftest import openai_base
 
@@ -192,3 +194,16 @@ def test_the_second_base_serves_the_same_responses(oai: OpenAI, base_url: str, a
     response = create(oai, model="echo", input="either base")
     with OpenAI(base_url=f"{base_url}/openai/v1", api_key=api_key, max_retries=0) as other:
         assert retrieve(other, response.id).output_text == "either base"
+
+
+def test_googles_v1_routes_stay_served_beside_openais(oai: OpenAI, base_url: str, api_key: str) -> None:
+    """OpenAI's `/v1/responses/{id}` and Google's `/{version}/interactions/{id}` on one server: google-genai's
+    default `/v1` reaches Google's, and another version segment reaches no response."""
+    google = sdk(base_url, api_key, None)
+    made = interaction(google.interactions.create(model="echo", input="on v1"))
+    assert google.interactions.get(id_of(made)).status == "completed"
+    assert retrieve(oai, id_of(made)).output_text == "on v1"
+    reply = httpx.get(
+        f"{base_url}/v1beta/responses/{made.id}", headers={"authorization": f"Bearer {api_key}"}
+    )
+    assert reply.status_code == 404
