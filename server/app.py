@@ -7,6 +7,7 @@ import gc
 from collections.abc import AsyncIterator
 
 from litestar import Litestar
+from litestar.types import ControllerRouterHandler
 
 from . import settings as settings_module
 from .api import agents, docs, health, interactions, openapi, playground, search, webhooks
@@ -47,6 +48,31 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
     )
 
 
+def _handlers(settings: Settings) -> list[ControllerRouterHandler]:
+    """Every route: Google's resources, the server's own pages, and OpenAI's dialects on a router whose
+    errors are in OpenAI's envelope."""
+    return [
+        *interactions.HANDLERS,
+        *search.HANDLERS,
+        *webhooks.HANDLERS,
+        *agents.HANDLERS,
+        *models_api.HANDLERS,
+        *health.HANDLERS,
+        openapi.document,
+        *docs.HANDLERS,
+        *playground.HANDLERS,
+        *metrics_api.handlers(settings.metrics),
+        openai_errors.router(
+            [
+                *openai_models.HANDLERS,
+                *openai_responses.HANDLERS,
+                *openai_chat.HANDLERS,
+                *openai_chat_stored.HANDLERS,
+            ]
+        ),
+    ]
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or settings_module.load()
 
@@ -79,21 +105,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 metrics.stop()
 
     app = Litestar(
-        route_handlers=[
-            *interactions.HANDLERS,
-            *search.HANDLERS,
-            *webhooks.HANDLERS,
-            *agents.HANDLERS,
-            *models_api.HANDLERS,
-            openai_models.ROUTER,
-            *health.HANDLERS,
-            openapi.document,
-            *docs.HANDLERS,
-            *playground.HANDLERS,
-            *metrics_api.handlers(settings.metrics),
-            openai_errors.router([*openai_chat.HANDLERS, *openai_chat_stored.HANDLERS]),
-            openai_responses.ROUTER,
-        ],
+        route_handlers=_handlers(settings),
         lifespan=[lifespan],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,

@@ -101,4 +101,4 @@ async def get_model(request: Request[Any, Any, Any]) -> Response[bytes]:
     return model(request, str(request.path_params["name"]).lstrip("/"))
 
 
-ROUTER = errors.router([list_models, get_model])
+HANDLERS = [list_models, get_model]

@@ -30,7 +30,6 @@ from ..auth import NO_KEY_OPENAI
 from ..body import read_body
 from ..common import app_state, json_response, query, shorten
 from ..state import AppState
-from .errors import router
 from .paths import paths
 
 COLLECTION = paths("/responses")
@@ -186,6 +185,4 @@ async def list_input_items(request: Request[Any, Any, Any]) -> Response[bytes]:
     return json_response(items.page(items.input_items(record.id, record.input_steps), at))
 
 
-ROUTER = router(
-    [create_response, get_response, cancel_response, delete_response, list_input_items],
-)
+HANDLERS = [create_response, get_response, cancel_response, delete_response, list_input_items]
