@@ -22,7 +22,7 @@ import msgspec
 from ..errors import NotFound
 from ..protocol import lifecycle
 from ..protocol import status as st
-from ..protocol.records import Record
+from ..protocol.records import CHAT_COMPLETIONS, Record
 from ..store.jobs import DELIVERY_JOB
 from ..store.store import Store
 from . import events
@@ -97,10 +97,10 @@ class EventDispatch:
             with_metadata = msgspec.structs.replace(data, user_metadata=config.user_metadata)
             event = _interaction_event(tenant, record, status, with_metadata)
             return [delivery(event, f"{CONFIG_TARGET}{n}", uri) for n, uri in enumerate(config.uris)]
-        made = (
-            _interaction_event(tenant, record, status, data),
-            events.response_event(tenant, record.id, status, first_ms),
-        )
+        made = [_interaction_event(tenant, record, status, data)]
+        if record.config.dialect != CHAT_COMPLETIONS:
+            # a stored chat completion is no response: OpenAI tells no webhook of its completions
+            made.append(events.response_event(tenant, record.id, status, first_ms))
         return [
             delivery(event, WEBHOOK_TARGET + webhook.id)
             for webhook in await self.store.webhooks.enabled(tenant)

@@ -186,3 +186,28 @@ def test_the_subscribable_events_are_those_fired() -> None:
         "created_at": 1_767_225_600,
         "data": {"id": "v1_x"},
     }
+
+
+async def test_a_stored_chat_completion_is_told_as_an_interaction_and_no_response(
+    stack: Stack, receiver: Receiver
+) -> None:
+    """A stored chat completion is an interaction (Google's event) but no response: OpenAI tells no
+    webhook of its chat completions, so `response.completed` is not sent for it; a response after it is."""
+    key = new_key()
+    client = sdk(stack.url, key)
+    await _webhook(client, receiver.uri, [events.COMPLETED, events.RESPONSE_COMPLETED])
+    with openai.OpenAI(base_url=f"{stack.url}/v1", api_key=key, max_retries=0) as oai:
+        chat = oai.chat.completions.create(
+            model="echo", messages=[{"role": "user", "content": "kept"}], store=True
+        )
+        response = oai.responses.create(model="echo", input="a response")
+    requests = await receiver.wait_for(3)
+    await receiver.nothing_more(3, 0.5)
+    told = sorted((json.loads(r.body)["type"], json.loads(r.body)["data"]["id"]) for r in requests)
+    assert told == sorted(
+        [
+            (events.COMPLETED, chat.id),
+            (events.COMPLETED, response.id),
+            (events.RESPONSE_COMPLETED, response.id),
+        ]
+    )
