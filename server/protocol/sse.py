@@ -3,9 +3,12 @@ streams send, so a relay never re-encodes."""
 
 from __future__ import annotations
 
+import msgspec
+
 from ..errors import UNAVAILABLE_MESSAGE
+from .base import dec_hook
 from .codec import json_encoder
-from .events import ErrorEvent, Event
+from .events import AnyEvent, ErrorEvent, Event
 from .interaction import ErrorInfo
 
 KEEPALIVE = b": keep-alive\n\n"
@@ -22,6 +25,15 @@ HEADERS = {
 def frame(event: Event) -> bytes:
     tag = type(event).__struct_config__.tag
     return b"event: " + str(tag).encode() + b"\ndata: " + json_encoder.encode(event) + b"\n\n"
+
+
+_decoder = msgspec.json.Decoder(AnyEvent, dec_hook=dec_hook)
+
+
+def parse(frame_bytes: bytes) -> AnyEvent:
+    """The event of one of our frames (the inverse of `frame`): what a dialect's renderer reads."""
+    _event, _, data = frame_bytes.partition(b"\ndata: ")
+    return _decoder.decode(data)
 
 
 def unavailable_frame() -> bytes:
