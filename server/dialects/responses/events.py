@@ -1,0 +1,275 @@
+"""The Responses API's streaming grammar, the one place it lives: our event log's frames (protocol/sse.py:
+the log's, a live run's, or those rebuilt from a finished record by protocol/replay.py) rendered as
+Responses events (stream_wire.py), pure.
+
+    interaction.created            response.created (+ response.queued, for a background response)
+    status_update in_progress      response.in_progress (once: a re-run of a lost run says it again)
+    step.start (a step with an     response.output_item.added (its item in_progress; a function call's
+      item, encode.output_item)      arguments empty: they come as deltas)
+    step.delta text                [response.content_part.added] response.output_text.delta
+    step.delta arguments_delta     response.function_call_arguments.delta
+    step.delta thought_summary     [response.reasoning_summary_part.added]
+                                   response.reasoning_summary_text.delta
+    step.stop                      the open part's .done events, response.function_call_arguments.done,
+                                   response.output_item.done (its item completed)
+    interaction.completed          response.completed, or response.incomplete (incomplete, cancelled:
+                                   OpenAI's stream has no cancelled event), with the whole Response
+    error, after a failed status   response.failed (the Response as the stream made it, and its error)
+    any other error                error (Redis away, a lost run, a gone log: not the log's own)
+
+A step with no Responses item (a tool's result, Google's built-in tools) streams no events. Keep-alive
+comments pass through; the stream ends with `data: [DONE]` (the openai SDKs stop reading there).
+
+Numbering: every event rendered gets the next `sequence_number`, from 0 at the start of the log, so the
+numbers are a function of the log alone, the same in every web process: a resume (`starting_after=N`)
+renders the log from its start and drops every event numbered N or less. An `error` that is not the log's
+takes no number of its own: it carries the last one the client has, so a resume after it loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import msgspec
+
+from ...protocol import sse
+from ...protocol import status as st
+from ...protocol.deltas import Delta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from ...protocol.events import (
+    ErrorEvent,
+    InteractionCompleted,
+    InteractionCreated,
+    InteractionStatusUpdate,
+    StepDelta,
+    StepStart,
+    StepStop,
+)
+from ...protocol.interaction import ErrorInfo, Interaction, InteractionConfig
+from ...protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
+from . import encode, wire
+from . import stream_wire as ev
+from .open_item import OpenItem, empty_step, padding
+
+DONE = b"data: [DONE]\n\n"
+_DELTA_FRAME = b"event: step.delta\n"
+_TERMINAL_EVENTS: dict[str, type[ev.Completed] | type[ev.Failed] | type[ev.Incomplete]] = {
+    "completed": ev.Completed,
+    "failed": ev.Failed,
+}
+
+
+class Renderer:
+    """One stream's grammar state. `after`: drop the events numbered up to it (starting_after);
+    `background`: the response runs in the background (its record says; the log does not); `config`: what
+    the request configured, echoed by the first events (the log's `interaction.created` holds only the
+    model); `obfuscate`: pad the delta events (include_obfuscation)."""
+
+    def __init__(
+        self,
+        *,
+        after: int | None = None,
+        background: bool = False,
+        config: InteractionConfig | None = None,
+        obfuscate: bool = False,
+    ) -> None:
+        self.after = -1 if after is None else after
+        self.background = background
+        self.config = config
+        self.obfuscate = obfuscate
+        #: the number of the last event rendered (numbered or dropped)
+        self.seq = -1
+        #: the last event has been rendered: what follows is ignored
+        self.ended = False
+        self._out: list[bytes] = []
+        self._start: Interaction | None = None
+        self._in_progress = False
+        self._open: OpenItem | None = None
+        self._items = 0
+        self._steps: list[Step] = []
+        self._status: str | None = None
+        self._update: InteractionStatusUpdate | None = None
+
+    @property
+    def interaction_id(self) -> str:
+        return (self._start.id if self._start else None) or ""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield)."""
+        out = self._out = []
+        for part in chunk.split(b"\n\n"):
+            if not part:
+                continue
+            if part[:1] == b":":
+                out.append(part + b"\n\n")
+            elif not self.ended:
+                self._frame(part)
+        return b"".join(out)
+
+    def _frame(self, part: bytes) -> None:
+        if part.startswith(_DELTA_FRAME):
+            piece = ev.pieces.decode(part.partition(b"\ndata: ")[2])
+            text, arguments = piece.delta.text, piece.delta.arguments
+            if piece.delta.type == "text" and text is not None:
+                return self._text(piece.index, text)
+            if piece.delta.type == "arguments_delta" and arguments is not None:
+                return self._arguments(piece.index, arguments)
+        event = sse.parse(part)
+        if isinstance(event, StepDelta):
+            self._delta(event.index, event.delta)
+        elif isinstance(event, StepStart):
+            self._step_start(event.index, event.step)
+        elif isinstance(event, StepStop):
+            self._step_stop(event.index, "completed")
+        elif isinstance(event, InteractionStatusUpdate):
+            self._status_update(event)
+        elif isinstance(event, InteractionCreated):
+            self._created(event.interaction)
+        elif isinstance(event, InteractionCompleted):
+            self._completed(event.interaction)
+        elif isinstance(event, ErrorEvent):
+            self._error(event.error)
+        return None
+
+    def _emit(self, event: ev.StreamEvent) -> None:
+        self.seq += 1
+        if self.seq <= self.after:
+            return
+        event.sequence_number = self.seq
+        if self.obfuscate and isinstance(event, ev.DELTAS):
+            event.obfuscation = padding(len(event.delta))
+        self._out.append(ev.frame(event))
+
+    # -- the response ------------------------------------------------------------------------------------
+
+    def _created(self, snapshot: Interaction) -> None:
+        start = self._start = _configured(snapshot, self.config)
+        if self.background:
+            queued = msgspec.structs.replace(start, status=st.QUEUED)
+            self._emit(ev.Created(sequence_number=0, response=self._response(queued)))
+            self._emit(ev.Queued(sequence_number=0, response=self._response(queued)))
+        else:
+            self._emit(ev.Created(sequence_number=0, response=self._response(start)))
+
+    def _status_update(self, update: InteractionStatusUpdate) -> None:
+        if update.status != st.IN_PROGRESS:
+            # the end's status (and its usage): the terminal event that follows says it
+            self._status, self._update = update.status, update
+            return
+        if not self._in_progress:
+            self._in_progress = True
+            start = self._start or _bare(update.interaction_id)
+            self._emit(ev.InProgress(sequence_number=0, response=self._response(start)))
+
+    def _completed(self, interaction: Interaction) -> None:
+        self._close_open()
+        response = self._response(interaction)
+        kind = _TERMINAL_EVENTS.get(response.status, ev.Incomplete)
+        self._emit(kind(sequence_number=0, response=response))
+        self.ended = True
+
+    def _error(self, error: ErrorInfo) -> None:
+        self._close_open()
+        self.ended = True
+        if self._status == st.FAILED:
+            # the log's own end of a failed run: the Response as streamed, failed with this error
+            start = self._start or _bare("")
+            usage = self._update.usage if self._update else None
+            failed = msgspec.structs.replace(
+                start, status=st.FAILED, steps=self._steps, usage=usage, errors=[error]
+            )
+            self._emit(ev.Failed(sequence_number=0, response=self._response(failed)))
+            return
+        payload = ev.ErrorPayload(type="server_error", code=error.code, message=error.message, param=None)
+        shown = max(self.seq, self.after, 0)
+        event = ev.Error(
+            sequence_number=shown, code=error.code, message=error.message, param=None, error=payload
+        )
+        self._out.append(ev.frame(event))
+
+    def _response(self, interaction: Interaction) -> wire.Response:
+        return encode.response(interaction, background=self.background)
+
+    # -- the items ---------------------------------------------------------------------------------------
+
+    def _step_start(self, index: int, step: Step) -> None:
+        self._close_open()
+        empty = empty_step(step)
+        item = encode.output_item(self.interaction_id, index, empty, "in_progress")
+        opened = self._open = OpenItem(self._emit, index, item, self._items, empty)
+        if item is not None:
+            if isinstance(item, (wire.FunctionCall, wire.McpCall)):
+                item.arguments = ""
+            self._emit(ev.ItemAdded(sequence_number=0, output_index=self._items, item=item))
+            self._items += 1
+        # what the start already holds streams as if it came in deltas
+        if isinstance(step, ModelOutputStep):
+            for content in step.content:
+                opened.content(content)
+        elif isinstance(step, ThoughtStep):
+            for content in step.summary or step.content or []:
+                opened.summary(content)
+            if isinstance(empty, ThoughtStep):
+                empty.signature = step.signature
+        elif isinstance(step, FunctionCallStep) and step.arguments:
+            self._arguments(index, encode.arguments_text(step.arguments))
+
+    def _step_stop(self, index: int, status: str) -> None:
+        opened = self._open
+        if opened is None or opened.index != index:
+            return
+        self._open = None
+        opened.close(self.interaction_id, status)
+        self._steps.append(opened.step)
+
+    def _close_open(self) -> None:
+        """A step still open at the end (its run was lost mid-step) ends incomplete."""
+        if self._open is not None:
+            self._step_stop(self._open.index, "incomplete")
+
+    def _text(self, index: int, text: str) -> None:
+        opened = self._open
+        if opened is not None and opened.index == index:
+            opened.text(text)
+
+    def _arguments(self, index: int, arguments: str) -> None:
+        opened = self._open
+        if opened is not None and opened.index == index:
+            opened.arguments(arguments)
+
+    def _delta(self, index: int, delta: Delta) -> None:
+        opened = self._open
+        if opened is None or opened.index != index:
+            return
+        if isinstance(delta, ThoughtSummaryDelta):
+            opened.summary(delta.content)
+        elif isinstance(delta, ThoughtSignatureDelta) and isinstance(opened.step, ThoughtStep):
+            opened.step.signature = delta.signature
+        else:
+            opened.other(delta)
+
+
+async def render(frames: AsyncIterator[bytes], renderer: Renderer) -> AsyncIterator[bytes]:
+    """A stream of our frames as a Responses stream, ended by `data: [DONE]`."""
+    try:
+        async for chunk in frames:
+            out = renderer.feed(chunk)
+            if out:
+                yield out
+        yield DONE
+    finally:
+        aclose = getattr(frames, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _configured(snapshot: Interaction, config: InteractionConfig | None) -> Interaction:
+    """The log's snapshot (id, model, created) with what the request configured."""
+    if config is None:
+        return snapshot
+    fields = {name: getattr(config, name) for name in InteractionConfig.__struct_fields__}
+    fields["previous_interaction_id"] = getattr(config, "previous_interaction_id", None)
+    return msgspec.structs.replace(snapshot, **fields)
+
+
+def _bare(interaction_id: str) -> Interaction:
+    return Interaction(id=interaction_id or None, object="interaction", status=st.IN_PROGRESS)
