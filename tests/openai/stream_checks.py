@@ -17,12 +17,25 @@ from openresponses_types import types as spec
 
 from .checks import valid
 
+
 #: the Open Responses model of each event type
-MODELS: dict[str, type[pydantic.BaseModel]] = {
-    next(iter(model.model_fields["type"].annotation)).value: model  # type: ignore[arg-type]
-    for name in dir(spec)
-    if name.endswith("StreamingEvent") and isinstance(model := getattr(spec, name), type)
-}
+def _models() -> dict[str, type[pydantic.BaseModel]]:
+    models: dict[str, type[pydantic.BaseModel]] = {}
+    for name in dir(spec):
+        model = getattr(spec, name)
+        if (
+            name.endswith("StreamingEvent")
+            and isinstance(model, type)
+            and issubclass(model, pydantic.BaseModel)
+        ):
+            # each model's `type` is an enum of one member: the event's type
+            kind: Any = model.model_fields["type"].annotation
+            (member,) = list(kind)
+            models[member.value] = model
+    return models
+
+
+MODELS = _models()
 _SDK: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(ResponseStreamEvent)
 TERMINAL = ("response.completed", "response.failed", "response.incomplete")
 DONE = "[DONE]"

@@ -1,0 +1,223 @@
+"""The streaming grammar alone (dialects/responses/events.py), fed our frames as a log holds them: the ends
+a live server rarely shows (a failed run, a run lost mid-step, Redis away mid-stream, a cancel), the
+reasoning summaries the echo models never make, the numbering a resume relies on. Pure: no server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from server.dialects.responses.events import Renderer, render
+from server.protocol import sse
+from server.protocol.content import TextContent
+from server.protocol.deltas import TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from server.protocol.events import (
+    ErrorEvent,
+    Event,
+    InteractionCompleted,
+    InteractionCreated,
+    InteractionStatusUpdate,
+    StepDelta,
+    StepStart,
+    StepStop,
+)
+from server.protocol.interaction import ErrorInfo, Interaction, Usage
+from server.protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
+
+from .stream_checks import Grammar, Raw, parse, text_of, validate
+
+ID = "ix123"
+CREATED = "2026-06-01T12:00:00Z"
+USAGE = Usage(total_input_tokens=3, total_output_tokens=2, total_tokens=5)
+
+
+def _interaction(status: str, steps: list[Step] | None = None) -> Interaction:
+    return Interaction(
+        id=ID,
+        object="interaction",
+        status=status,
+        model="echo",
+        created=CREATED,
+        updated=CREATED,
+        steps=steps,
+    )
+
+
+def _frames(*events: Event) -> bytes:
+    out = []
+    for seq, event in enumerate(events, start=1):
+        event.event_id = sse.event_id(seq)
+        out.append(sse.frame(event))
+    return b"".join(out)
+
+
+def _start() -> list[Event]:
+    return [
+        InteractionCreated(interaction=_interaction("in_progress")),
+        InteractionStatusUpdate(interaction_id=ID, status="in_progress"),
+    ]
+
+
+def _text_step(index: int, *words: str, stop: bool = True) -> list[Event]:
+    deltas: list[Event] = [StepDelta(index=index, delta=TextDelta(text=word)) for word in words]
+    return [
+        StepStart(index=index, step=ModelOutputStep()),
+        *deltas,
+        *([StepStop(index=index)] if stop else []),
+    ]
+
+
+def _end(status: str, steps: list[Step]) -> list[Event]:
+    return [
+        InteractionStatusUpdate(interaction_id=ID, status=status, usage=USAGE),
+        InteractionCompleted(interaction=_interaction(status, steps)),
+    ]
+
+
+def _rendered(chunk: bytes, **options: Any) -> Raw:
+    renderer = Renderer(**options)
+    return parse(renderer.feed(chunk) + b"data: [DONE]\n\n")
+
+
+def _valid(stream: Raw) -> Raw:
+    for name, event in zip(stream.names, stream.events, strict=True):
+        validate(name, event)
+    return stream
+
+
+def test_a_failed_run_ends_with_response_failed_and_what_it_made() -> None:
+    log = _frames(
+        *_start(),
+        *_text_step(0, "half ", "an answer"),
+        InteractionStatusUpdate(interaction_id=ID, status="failed", usage=USAGE),
+        ErrorEvent(error=ErrorInfo(code="upstream_500", message="The model failed")),
+    )
+    stream = _valid(_rendered(log))
+    Grammar().check(stream)
+    failed = stream.events[-1]
+    assert failed["type"] == "response.failed"
+    assert failed["response"]["status"] == "failed"
+    assert failed["response"]["error"] == {"code": "server_error", "message": "The model failed"}
+    assert failed["response"]["output"][0]["content"][0]["text"] == "half an answer"
+    assert failed["response"]["usage"]["output_tokens"] == 2
+
+
+def test_a_run_lost_mid_step_closes_its_item_incomplete() -> None:
+    """The reaper ends a lost run from its log: no step.stop came, its item ends incomplete."""
+    log = _frames(
+        *_start(),
+        *_text_step(0, "cut ", "short", stop=False),
+        InteractionStatusUpdate(interaction_id=ID, status="failed"),
+        ErrorEvent(error=ErrorInfo(code="worker_lost", message="The worker was lost")),
+    )
+    stream = _valid(_rendered(log))
+    Grammar().check(stream)
+    kinds = stream.names[-4:]
+    assert kinds == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.failed",
+    ]
+    assert stream.events[-2]["item"]["status"] == "incomplete"
+
+
+def test_redis_lost_mid_stream_is_an_error_event_that_takes_no_number() -> None:
+    """The reader's own end (not the log's): the number it carries is the last the client has, so that a
+    resume after it (starting_after=that number) misses nothing."""
+    log = _frames(*_start(), *_text_step(0, "one ", "two ", stop=False))
+    stream = _valid(_rendered(log + sse.unavailable_frame()))
+    error = stream.events[-1]
+    assert error["type"] == "error" and error["code"] == "unavailable"
+    assert error["error"]["message"] == error["message"]
+    assert error["sequence_number"] == stream.events[-2]["sequence_number"]
+    assert stream.done
+
+
+async def test_render_ends_with_done_and_passes_keepalives_through() -> None:
+    async def frames() -> AsyncIterator[bytes]:
+        yield _frames(*_start())
+        yield sse.KEEPALIVE
+        yield _frames(
+            *_text_step(0, "hi"), *_end("completed", [ModelOutputStep(content=[TextContent(text="hi")])])
+        )
+
+    out = b"".join([chunk async for chunk in render(frames(), Renderer())])
+    stream = _valid(parse(out))
+    assert stream.comments == 1 and stream.done and out.endswith(b"data: [DONE]\n\n")
+    Grammar().check(stream)
+
+
+def test_numbering_is_the_logs_and_a_resume_drops_what_the_client_had() -> None:
+    log = _frames(*_start(), *_text_step(0, "a ", "b ", "c"), *_end("completed", [_answer("a b c")]))
+    whole = _rendered(log)
+    for after in (0, 3, len(whole.events) - 2):
+        assert _rendered(log, after=after).events == whole.events[after + 1 :]
+    # fed frame by frame (as a live relay yields them) the numbers are the same
+    renderer = Renderer()
+    pieces = b"".join(renderer.feed(frame + b"\n\n") for frame in log.split(b"\n\n") if frame)
+    assert parse(pieces + b"data: [DONE]\n\n").events == whole.events
+
+
+def test_reasoning_summaries_stream_as_summary_parts() -> None:
+    thought = ThoughtStep(summary=[TextContent(text="Let me think.")], signature="c2ln")
+    log = _frames(
+        *_start(),
+        StepStart(index=0, step=ThoughtStep()),
+        StepDelta(index=0, delta=ThoughtSummaryDelta(content=TextContent(text="Let me "))),
+        StepDelta(index=0, delta=ThoughtSummaryDelta(content=TextContent(text="think."))),
+        StepDelta(index=0, delta=ThoughtSignatureDelta(signature="c2ln")),
+        StepStop(index=0),
+        *_text_step(1, "42"),
+        *_end("completed", [thought, _answer("42")]),
+    )
+    stream = _valid(_rendered(log))
+    Grammar().check(stream)
+    kinds = stream.names
+    assert kinds[2:8] == [
+        "response.output_item.added",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+    ]
+    reasoning = stream.events[8]["item"]
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "Let me think."}]
+    assert reasoning["encrypted_content"] == "c2ln" and reasoning["id"] == f"rs_{ID}_0"
+    assert stream.events[-1]["response"]["output"][0] == reasoning
+    assert text_of(stream) == "42"
+
+
+def test_a_call_that_starts_whole_streams_its_arguments_in_one_delta() -> None:
+    call = FunctionCallStep(id="call_1", name="lookup", arguments={"q": "it"})
+    log = _frames(
+        *_start(), StepStart(index=0, step=call), StepStop(index=0), *_end("requires_action", [call])
+    )
+    stream = _valid(_rendered(log))
+    Grammar().check(stream)
+    added = stream.events[2]["item"]
+    assert added["arguments"] == "" and added["status"] == "in_progress"
+    deltas = [e["delta"] for e in stream.events if e["type"] == "response.function_call_arguments.delta"]
+    assert deltas == ['{"q":"it"}']
+    assert stream.events[-1]["type"] == "response.completed"
+
+
+def test_a_cancelled_response_ends_incomplete_and_a_rerun_is_in_progress_once() -> None:
+    """A re-run of a lost run (which made no output) says in_progress again in the log: shown once."""
+    log = _frames(
+        *_start(),
+        InteractionStatusUpdate(interaction_id=ID, status="in_progress"),
+        *_text_step(0, "partial"),
+        *_end("cancelled", [_answer("partial")]),
+    )
+    stream = _valid(_rendered(log, background=True))
+    Grammar().check(stream)
+    assert stream.names[:3] == ["response.created", "response.queued", "response.in_progress"]
+    assert stream.names.count("response.in_progress") == 1
+    assert stream.events[-1]["type"] == "response.incomplete"
+    assert stream.events[-1]["response"]["status"] == "cancelled"
+
+
+def _answer(text: str) -> ModelOutputStep:
+    return ModelOutputStep(content=[TextContent(text=text)])
