@@ -4,9 +4,11 @@ reasoning summaries the echo models never make, the numbering a resume relies on
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from server.dialects.responses import stream_wire as ev
 from server.dialects.responses.events import Renderer, render
 from server.protocol import sse
 from server.protocol.content import TextContent
@@ -221,3 +223,20 @@ def test_a_cancelled_response_ends_incomplete_and_a_rerun_is_in_progress_once() 
 
 def _answer(text: str) -> ModelOutputStep:
     return ModelOutputStep(content=[TextContent(text=text)])
+
+
+def test_text_deltas_framed_from_their_bytes_are_what_their_struct_makes() -> None:
+    """The text deltas are framed from the log's bytes (the hot path): byte for byte the Struct's frame."""
+    words = ["plain ", 'quo"ted ', "new\nline ", "ünïcode ", "tab\t", "\u2028sep"]
+    log = _frames(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
+    out = Renderer().feed(log)
+    blocks = [block + b"\n\n" for block in out.split(b"\n\n") if b"output_text.delta" in block[:40]]
+    assert len(blocks) == len(words)
+    for block, word in zip(blocks, words, strict=True):
+        event = json.loads(block.partition(b"data: ")[2])
+        assert event["delta"] == word
+        fields = {k: v for k, v in event.items() if k != "type"}
+        assert block == ev.frame(ev.TextDelta(**fields))
+    assert parse(out + b"data: [DONE]\n\n").events[-1]["response"]["output"][0]["content"][0][
+        "text"
+    ] == "".join(words)

@@ -36,6 +36,7 @@ from ...protocol import sse
 from ...protocol import status as st
 from ...protocol.deltas import Delta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from ...protocol.events import (
+    AnyEvent,
     ErrorEvent,
     InteractionCompleted,
     InteractionCreated,
@@ -52,6 +53,8 @@ from .open_item import OpenItem, empty_step, padding
 
 DONE = b"data: [DONE]\n\n"
 _DELTA_FRAME = b"event: step.delta\n"
+_DATA_AT = len(_DELTA_FRAME + b"data: ")
+_text = msgspec.json.Decoder(str)
 _TERMINAL_EVENTS: dict[str, type[ev.Completed] | type[ev.Failed] | type[ev.Incomplete]] = {
     "completed": ev.Completed,
     "failed": ev.Failed,
@@ -97,23 +100,44 @@ class Renderer:
         """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield)."""
         out = self._out = []
         for part in chunk.split(b"\n\n"):
-            if not part:
-                continue
-            if part[:1] == b":":
+            if part.startswith(_DELTA_FRAME):
+                if not self.ended and not self._piece(part):
+                    self._event(sse.parse(part))
+            elif part[:1] == b":":
                 out.append(part + b"\n\n")
-            elif not self.ended:
-                self._frame(part)
+            elif part and not self.ended:
+                self._event(sse.parse(part))
         return b"".join(out)
 
-    def _frame(self, part: bytes) -> None:
-        if part.startswith(_DELTA_FRAME):
-            piece = ev.pieces.decode(part.partition(b"\ndata: ")[2])
-            text, arguments = piece.delta.text, piece.delta.arguments
-            if piece.delta.type == "text" and text is not None:
-                return self._text(piece.index, text)
-            if piece.delta.type == "arguments_delta" and arguments is not None:
-                return self._arguments(piece.index, arguments)
-        event = sse.parse(part)
+    def _piece(self, part: bytes) -> bool:
+        """A text or arguments delta, read without the open unions' hook (False: any other delta)."""
+        piece = ev.pieces.decode(part[_DATA_AT:])
+        delta, opened = piece.delta, self._open
+        if (
+            delta.type == "text"
+            and opened is not None
+            and opened.text_fields is not None
+            and opened.index == piece.index
+            and len(delta.text)
+            and not self.obfuscate
+        ):
+            # the common case: one more fragment of an open text part, framed from its bytes
+            opened.raws.append(delta.text)
+            self.seq += 1
+            if self.seq > self.after:
+                fields = opened.text_fields
+                self._out += (ev.TEXT_HEAD, str(self.seq).encode(), fields, delta.text, ev.TEXT_TAIL)
+            return True
+        if delta.type == "text" and len(delta.text):
+            if opened is not None and opened.index == piece.index:
+                opened.text(_text.decode(delta.text))
+            return True
+        if delta.type == "arguments_delta" and delta.arguments is not None:
+            self._arguments(piece.index, delta.arguments)
+            return True
+        return False
+
+    def _event(self, event: AnyEvent) -> None:
         if isinstance(event, StepDelta):
             self._delta(event.index, event.delta)
         elif isinstance(event, StepStart):
@@ -128,7 +152,6 @@ class Renderer:
             self._completed(event.interaction)
         elif isinstance(event, ErrorEvent):
             self._error(event.error)
-        return None
 
     def _emit(self, event: ev.StreamEvent) -> None:
         self.seq += 1
@@ -225,11 +248,6 @@ class Renderer:
         """A step still open at the end (its run was lost mid-step) ends incomplete."""
         if self._open is not None:
             self._step_stop(self._open.index, "incomplete")
-
-    def _text(self, index: int, text: str) -> None:
-        opened = self._open
-        if opened is not None and opened.index == index:
-            opened.text(text)
 
     def _arguments(self, index: int, arguments: str) -> None:
         opened = self._open

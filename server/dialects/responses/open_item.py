@@ -20,6 +20,8 @@ from . import stream_wire as ev
 Emit = Callable[[ev.StreamEvent], None]
 #: the deltas that carry a media part of a model's output (a delta and its content share type and fields)
 _MEDIA = ("image", "audio", "video", "document")
+_json = msgspec.json.Encoder()
+_texts = msgspec.json.Decoder(list[str])
 
 
 class OpenItem:
@@ -33,7 +35,9 @@ class OpenItem:
         "output_index",
         "part",
         "parts",
+        "raws",
         "step",
+        "text_fields",
     )
 
     def __init__(
@@ -50,6 +54,10 @@ class OpenItem:
         self.part: int | None = None
         self.parts = 0
         self.fragments: list[str] = []
+        #: the open text part's fragments, as JSON (events.py frames them as they come)
+        self.raws: list[bytes | msgspec.Raw] = []
+        #: the open text part's fields in its delta frames (stream_wire.text_fields), when it has an item
+        self.text_fields: bytes | None = None
         self.annotations: list[dict[str, Any]] = []
         self.args: list[str] = []
 
@@ -70,7 +78,9 @@ class OpenItem:
                     part=wire.OutputText(text="", annotations=[]),
                 )
             )
-        self.fragments.append(text)
+            if self.item is not None:
+                self.text_fields = ev.text_fields(self.item.id, self.output_index, self.parts - 1)
+        self.raws.append(_json.encode(text))
         if self.item is not None:
             self.emit(
                 ev.TextDelta(
@@ -181,10 +191,10 @@ class OpenItem:
         part = self.part
         if part is None:
             return
-        text = "".join(self.fragments)
-        self.part, self.fragments = None, []
         step = self.step
         if isinstance(step, ModelOutputStep):
+            text = "".join(_texts.decode(b"[%s]" % b",".join(self.raws)))
+            self.part, self.raws, self.text_fields = None, [], None
             content = TextContent(text=text)
             if self.annotations:
                 content.annotations, self.annotations = self.annotations, []
@@ -210,6 +220,8 @@ class OpenItem:
                     )
                 )
         elif isinstance(step, ThoughtStep):
+            text = "".join(self.fragments)
+            self.part, self.fragments = None, []
             step.summary = [*(step.summary or []), TextContent(text=text)]
             if self.item is not None:
                 self.emit(

@@ -164,7 +164,8 @@ class _Piece(msgspec.Struct, gc=False):
     """The two deltas most frames carry, read without the open unions' hook (a third of the cost)."""
 
     type: str
-    text: str | None = None
+    #: a text delta's text as it is in the frame (JSON): it goes into the Responses frame as it is
+    text: msgspec.Raw = msgspec.Raw()
     arguments: str | None = None
 
 
@@ -175,6 +176,20 @@ class _PieceFrame(msgspec.Struct, gc=False):
 
 #: the step.delta frames' decoder
 pieces = msgspec.json.Decoder(_PieceFrame)
+#: a text delta's frame, around its number, its item's fields (`text_fields`) and its text: as `frame` makes
+#: it of a TextDelta without obfuscation, at a fifth of the cost (a stream is mostly these)
+TEXT_HEAD = (
+    b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":'
+)
+TEXT_TAIL = b',"logprobs":[]}\n\n'
+
+
+def text_fields(item_id: str, output_index: int, content_index: int) -> bytes:
+    return b',"item_id":%s,"output_index":%d,"content_index":%d,"delta":' % (
+        msgspec.json.encode(item_id),
+        output_index,
+        content_index,
+    )
 
 
 def frame(event: StreamEvent) -> bytes:
