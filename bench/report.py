@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cluster_tables, cost_tables, tables
+from . import cluster_tables, cost_tables, dialect_tables, tables
 from .tables import fmt, table
 from .targets import targets
 
@@ -109,7 +109,12 @@ def _failures_section(results: dict[str, Any]) -> list[str]:
 def markdown(run: dict[str, Any]) -> str:
     results = run["results"]
     lines = [*_header(run), *_targets_section(run)]
-    for section in (*tables.SECTIONS, *cost_tables.SECTIONS, *cluster_tables.SECTIONS):
+    for section in (
+        *tables.SECTIONS,
+        *cost_tables.SECTIONS,
+        *cluster_tables.SECTIONS,
+        *dialect_tables.SECTIONS,
+    ):
         lines += section(results)
     lines += _failures_section(results)
     return "\n".join(lines)

@@ -316,6 +316,43 @@ def _retries(results: dict[str, Any]) -> list[Target]:
     ]
 
 
+def _dialects(results: dict[str, Any]) -> list[Target]:
+    create = get(results, "dialects", "create") or {}
+    rounds = ", ".join(f"{value}{X}" for value in create.get("cpu_ratio_by_round") or [])
+    detail = (
+        f"{get(create, 'responses', 'server_cpu_ms_per_req')} vs "
+        f"{get(create, 'interactions', 'server_cpu_ms_per_req')} ms pooled; rounds {rounds}"
+    )
+    streams = get(results, "dialects", "stream") or {}
+    stream_detail = (
+        f"{get(streams, 'responses', 'events_per_s')} vs {get(streams, 'interactions', 'events_per_s')} "
+        f"events/s; server µs/event {get(streams, 'responses', 'server_cpu_us_per_event')} vs "
+        f"{get(streams, 'interactions', 'server_cpu_us_per_event')}"
+    )
+    # issue 26: a Responses create costs the server at most 1.1x an Interactions one's CPU, and a Responses
+    # stream relays at least 0.9x the events per second
+    return [
+        _target(
+            "17",
+            "stored echo create at c16: server CPU per create, Responses vs Interactions",
+            create.get("cpu_ratio_median_round"),
+            "<=",
+            1.1,
+            X,
+            detail,
+        ),
+        _target(
+            "17",
+            "stream through one web process: events/s, Responses vs Interactions",
+            streams.get("events_ratio"),
+            ">=",
+            0.9,
+            X,
+            stream_detail,
+        ),
+    ]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -333,6 +370,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _replica_acks,
     _deadlines,
     _retries,
+    _dialects,
 )
 
 

@@ -12,7 +12,8 @@ listing.py (12: a list page in a small and a large tenant, and what the search i
 replicas.py (13: what `[store] replica_acks = 1` costs a stored create), cluster.py (14: a stored create
 on one Redis and on a 3-node Redis Cluster, from many tenants), deadlines.py (15: what a write deadline costs
 the store's create),
-retries.py (16, issue 25: how late webhook retries start under steady traffic).
+retries.py (16, issue 25: how late webhook retries start under steady traffic), dialects.py (17, issue 26:
+the same create and stream through OpenAI's Responses API and Google's Interactions API).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .cluster import cluster_cost
 from .common import Bench
 from .create import chain_depth, create_throughput
 from .deadlines import deadline_cost
+from .dialects import dialect_paths
 from .idle import idle_workers
 from .listing import list_cost
 from .many import many_streams
@@ -56,4 +58,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "cluster": cluster_cost,
     "deadlines": deadline_cost,
     "retries": webhook_retries,
+    "dialects": dialect_paths,
 }

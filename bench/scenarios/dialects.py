@@ -1,0 +1,169 @@
+"""Scenario 17 (issue 26): the same stored create and the same stream through OpenAI's Responses API
+(`/v1/responses`) and Google's Interactions API (`/v1beta/interactions`), side by side on one server.
+
+- create: scenario 1's request (`{"model": "echo", "input": PROMPT}`, stored, no stream; the same body
+  is a valid create in both dialects), wrk c16 on the stack's server. The two paths take turns:
+  `cost_rounds` rounds of one run of `cost_seconds` on each, the order swapped every round, after a 2 s
+  warm-up of each (as scenario 10). Server CPU per create from /proc (all of the server's processes);
+  each round gives a Responses / Interactions ratio, and the target reads their median.
+- stream: scenario 5's flood through one web process (`flood_streams` stored streamed creates at once,
+  `bench-flood`: `flood_deltas` deltas each from the fake upstream at full speed), counted at the client:
+  `event: step.delta` on the Interactions stream, `event: response.output_text.delta` on the Responses
+  one, to `interaction.completed` and `data: [DONE]`. The paths take turns for `stream_rounds` rounds;
+  events per second pooled (all the events over all the windows, from each flood's first delta to its
+  last), and the web process's CPU per event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+from typing import Any
+
+from ..client import Connection
+from ..procs import WebServer, cpu_seconds
+from ..stats import ratio
+from ..wrk import Pids, WrkResult, run_wrk
+from .common import API_KEY, CREATE, HEADERS, PROMPT, Bench, payload
+from .streaming import COMPLETED, DELTA, Endpoint, stream
+
+RESPONSES = "/v1/responses"
+#: the two dialects' paths, in the order each round starts with
+PATHS = {"interactions": CREATE, "responses": RESPONSES}
+CONNECTIONS = 16
+RESPONSE_DELTA = b"event: response.output_text.delta\n"
+RESPONSE_DONE = b"data: [DONE]"
+
+
+def _endpoints(server: WebServer) -> dict[str, Endpoint]:
+    def body(tag: str) -> bytes:
+        return payload(model="bench-flood", input=f"{tag} go", stream=True)
+
+    return {
+        "interactions": Endpoint(server, CREATE, body, DELTA, COMPLETED),
+        "responses": Endpoint(server, RESPONSES, body, RESPONSE_DELTA, RESPONSE_DONE),
+    }
+
+
+async def _wrk(b: Bench, path: str, seconds: float) -> WrkResult:
+    return await run_wrk(
+        b.server.url + path,
+        json.dumps({"model": "echo", "input": PROMPT}).encode(),
+        api_key=API_KEY,
+        connections=CONNECTIONS,
+        seconds=seconds,
+        pids=Pids(b.server.pids(), b.stack.redis_pids()),
+        workdir=b.workdir,
+    )
+
+
+def _pooled(results: list[WrkResult]) -> dict[str, Any]:
+    requests = sum(r.requests for r in results)
+    seconds = sum(r.seconds for r in results)
+    cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
+    return {
+        "requests": requests,
+        "rps": round(requests / seconds, 1) if seconds else None,
+        "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
+        "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
+        "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
+        "errors": sum(r.errors for r in results),
+        "runs_cpu_ms_per_req": [round(r.server_cpu_ms, 4) for r in results],
+    }
+
+
+async def _creates(b: Bench) -> dict[str, Any]:
+    for path in PATHS.values():
+        await _wrk(b, path, 2)
+    runs: dict[str, list[WrkResult]] = {name: [] for name in PATHS}
+    for index in range(b.plan.cost_rounds):
+        order = list(PATHS) if index % 2 == 0 else list(reversed(PATHS))
+        for name in order:
+            runs[name].append(await _wrk(b, PATHS[name], b.plan.cost_seconds))
+    pooled = {name: _pooled(results) for name, results in runs.items()}
+    rounds = [
+        ratio(r.server_cpu_ms, i.server_cpu_ms)
+        for r, i in zip(runs["responses"], runs["interactions"], strict=True)
+    ]
+    known = [value for value in rounds if value is not None]
+    return {
+        **pooled,
+        "cpu_ratio": ratio(
+            pooled["responses"]["server_cpu_ms_per_req"], pooled["interactions"]["server_cpu_ms_per_req"]
+        ),
+        "rps_ratio": ratio(pooled["responses"]["rps"], pooled["interactions"]["rps"]),
+        "cpu_ratio_by_round": rounds,
+        "cpu_ratio_median_round": round(statistics.median(known), 3) if known else None,
+    }
+
+
+async def _flood(b: Bench, endpoint: Endpoint, label: str) -> dict[str, Any]:
+    """One flood: `flood_streams` streams at once; the events, their window and the web process's CPU."""
+    firsts, lasts, counts, ended = [], [], [], []
+
+    async def one(index: int) -> None:
+        async with Connection(endpoint.server.url, HEADERS) as conn:
+            first, last, count, end = None, 0.0, 0, False
+            async for now, found, done in stream(conn, endpoint, f"{label}{index}"):
+                if found:
+                    first, last = first or now, now
+                    count += found
+                end = end or done
+            firsts.append(first or last)
+            lasts.append(last)
+            counts.append(count)
+            ended.append(end)
+
+    pids = endpoint.server.serving_pids()
+    cpu_before = cpu_seconds(pids)
+    await asyncio.gather(*(one(i) for i in range(b.plan.flood_streams)))
+    return {
+        "events": sum(counts),
+        "seconds": max(lasts) - min(firsts),
+        "cpu": cpu_seconds(pids) - cpu_before,
+        "incomplete": sum(1 for count, end in zip(counts, ended, strict=True) if not end or not count),
+    }
+
+
+async def _streams(b: Bench) -> dict[str, Any]:
+    endpoints = _endpoints(b.one_server)
+    floods: dict[str, list[dict[str, Any]]] = {name: [] for name in endpoints}
+    rounds = max(1, b.plan.cost_rounds // 2)
+    for index in range(rounds):
+        order = list(endpoints) if index % 2 == 0 else list(reversed(endpoints))
+        for name in order:
+            floods[name].append(await _flood(b, endpoints[name], f"dialect{name}{index}-"))
+    out: dict[str, Any] = {"rounds": rounds}
+    for name, runs in floods.items():
+        events, seconds, cpu = (sum(run[key] for run in runs) for key in ("events", "seconds", "cpu"))
+        out[name] = {
+            "events": events,
+            "expected": b.plan.flood_streams * b.plan.flood_deltas * rounds,
+            "incomplete_streams": sum(run["incomplete"] for run in runs),
+            "events_per_s": round(events / seconds, 1) if seconds > 0 else None,
+            "server_cpu_us_per_event": round(cpu / events * 1e6, 2) if events else None,
+            "runs_events_per_s": [round(r["events"] / r["seconds"], 1) for r in runs if r["seconds"] > 0],
+        }
+    out["events_ratio"] = ratio(out["responses"]["events_per_s"], out["interactions"]["events_per_s"])
+    out["cpu_per_event_ratio"] = ratio(
+        out["responses"]["server_cpu_us_per_event"], out["interactions"]["server_cpu_us_per_event"]
+    )
+    return out
+
+
+async def dialect_paths(b: Bench) -> dict[str, Any]:
+    started = time.monotonic()
+    creates = await _creates(b)
+    streams = await _streams(b)
+    return {
+        "connections": CONNECTIONS,
+        "seconds_per_run": b.plan.cost_seconds,
+        "rounds": b.plan.cost_rounds,
+        "flood_streams": b.plan.flood_streams,
+        "flood_deltas": b.plan.flood_deltas,
+        "create": creates,
+        "stream": streams,
+        "seconds": round(time.monotonic() - started, 1),
+    }
