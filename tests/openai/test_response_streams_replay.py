@@ -78,3 +78,16 @@ def _raw(url: str, key: str, response_id: str) -> bytes:
         response = http.get(f"{url}/v1/responses/{response_id}", params={"stream": "true"})
     assert response.status_code == 200, response.text
     return response.content
+
+
+def test_stream_parameters_need_a_stream_and_an_unknown_id_is_a_404(base_url: str, api_key: str) -> None:
+    headers = {"authorization": f"Bearer {api_key}"}
+    with _client(base_url, api_key) as client:
+        response = client.responses.create(model="echo", input="hi")
+    for name, value in (("starting_after", "2"), ("include_obfuscation", "true")):
+        refused = httpx.get(f"{base_url}/v1/responses/{response.id}", params={name: value}, headers=headers)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["param"] == name
+    missing = httpx.get(f"{base_url}/v1/responses/nosuchresponse", params={"stream": "true"}, headers=headers)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["param"] == "response_id"

@@ -57,8 +57,9 @@ def create_stream(reply: EventStream, create: CreateRequest, body: bytes) -> Str
 
 async def get_stream(
     request: Request[Any, Any, Any], state: AppState, tenant: str, response_id: str
-) -> Stream:
-    """`GET /v1/responses/{id}?stream=true`: the response's stream from its start, after `starting_after`.
+) -> Stream | None:
+    """`GET /v1/responses/{id}?stream=true`: the response's stream from its start, after `starting_after`;
+    None for a get without `stream=true` (a 400 for the stream's parameters on it).
 
     A 400 names `starting_after` when it is no sequence number, or when the response's log has expired and
     the stream would be rebuilt from its record (protocol/replay.py), whose events are not the log's: their
@@ -66,6 +67,11 @@ async def get_stream(
     only the rebuilt numbering: a resume of it is served."""
     after = starting_after(request)
     obfuscate = flag(request, "include_obfuscation")
+    if not flag(request, "stream"):
+        for name in ("starting_after", "include_obfuscation"):
+            if query(request, name) is not None:
+                raise InvalidArgument(f"`{name}` is only valid with `stream=true`", name)
+        return None
     replay = await state.events.prepare(tenant, response_id, None)
     record = await state.control.get(tenant, response_id)
     if after is not None and not replay.follow and record.logged:
