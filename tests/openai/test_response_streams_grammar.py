@@ -240,3 +240,21 @@ def test_text_deltas_framed_from_their_bytes_are_what_their_struct_makes() -> No
     assert parse(out + b"data: [DONE]\n\n").events[-1]["response"]["output"][0]["content"][0][
         "text"
     ] == "".join(words)
+
+
+def test_a_response_that_ends_before_any_run_still_begins_with_created() -> None:
+    """Cancelled or failed while queued: the log holds its end alone (runner/settle.py); the stream still
+    opens with response.created, as the SDK requires, from what the end says."""
+    cancelled = _frames(*_end("cancelled", []))
+    stream = _valid(_rendered(cancelled, background=True))
+    Grammar().check(stream)
+    assert stream.names == ["response.created", "response.queued", "response.incomplete"]
+    assert stream.events[0]["response"]["id"] == ID and stream.events[0]["response"]["model"] == "echo"
+    failed = _frames(
+        InteractionStatusUpdate(interaction_id=ID, status="failed"),
+        ErrorEvent(error=ErrorInfo(code="worker_lost", message="Nobody ran it")),
+    )
+    stream = _valid(_rendered(failed, background=True, config=_interaction("queued")))
+    Grammar().check(stream)
+    assert stream.names == ["response.created", "response.queued", "response.failed"]
+    assert stream.events[-1]["response"]["error"]["message"] == "Nobody ran it"

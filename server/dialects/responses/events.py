@@ -34,7 +34,7 @@ import msgspec
 
 from ...protocol import sse
 from ...protocol import status as st
-from ...protocol.deltas import Delta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from ...protocol.deltas import Delta, ThoughtSummaryDelta
 from ...protocol.events import (
     AnyEvent,
     ErrorEvent,
@@ -55,10 +55,7 @@ DONE = b"data: [DONE]\n\n"
 _DELTA_FRAME = b"event: step.delta\n"
 _DATA_AT = len(_DELTA_FRAME + b"data: ")
 _text = msgspec.json.Decoder(str)
-_TERMINAL_EVENTS: dict[str, type[ev.Completed] | type[ev.Failed] | type[ev.Incomplete]] = {
-    "completed": ev.Completed,
-    "failed": ev.Failed,
-}
+_TERMINAL_EVENTS: dict[str, type[ev.Completed | ev.Failed]] = {"completed": ev.Completed, "failed": ev.Failed}
 
 
 class Renderer:
@@ -89,7 +86,7 @@ class Renderer:
         self._open: OpenItem | None = None
         self._items = 0
         self._steps: list[Step] = []
-        self._status: str | None = None
+        #: the end's status update (its status and usage), once it came
         self._update: InteractionStatusUpdate | None = None
 
     @property
@@ -175,15 +172,25 @@ class Renderer:
 
     def _status_update(self, update: InteractionStatusUpdate) -> None:
         if update.status != st.IN_PROGRESS:
-            # the end's status (and its usage): the terminal event that follows says it
-            self._status, self._update = update.status, update
+            self._update = update  # the terminal event that follows says it
             return
         if not self._in_progress:
             self._in_progress = True
             start = self._start or _bare(update.interaction_id)
             self._emit(ev.InProgress(sequence_number=0, response=self._response(start)))
 
+    def _begin(self, seed: Interaction | None, interaction_id: str) -> None:
+        """The start of a log that ends before any run began it (cancelled or failed while queued: its end
+        alone is in the log), from what the end says, or the stored response."""
+        if self._start is not None:
+            return
+        if seed is None:
+            seed = self.config if isinstance(self.config, Interaction) else _bare(interaction_id)
+        bare = msgspec.structs.replace(seed, status=st.IN_PROGRESS, steps=None, usage=None, errors=None)
+        self._created(bare)
+
     def _completed(self, interaction: Interaction) -> None:
+        self._begin(interaction, interaction.id or "")
         self._close_open()
         response = self._response(interaction)
         kind = _TERMINAL_EVENTS.get(response.status, ev.Incomplete)
@@ -193,10 +200,11 @@ class Renderer:
     def _error(self, error: ErrorInfo) -> None:
         self._close_open()
         self.ended = True
-        if self._status == st.FAILED:
+        if self._update is not None and self._update.status == st.FAILED:
             # the log's own end of a failed run: the Response as streamed, failed with this error
+            self._begin(None, self._update.interaction_id)
             start = self._start or _bare("")
-            usage = self._update.usage if self._update else None
+            usage = self._update.usage
             failed = msgspec.structs.replace(
                 start, status=st.FAILED, steps=self._steps, usage=usage, errors=[error]
             )
@@ -260,9 +268,8 @@ class Renderer:
             return
         if isinstance(delta, ThoughtSummaryDelta):
             opened.summary(delta.content)
-        elif isinstance(delta, ThoughtSignatureDelta) and isinstance(opened.step, ThoughtStep):
-            opened.step.signature = delta.signature
         else:
+            # a signature, a tool's fields, media: into the step, as the runner puts them there
             opened.other(delta)
 
 
