@@ -15,7 +15,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from .stream_checks import Grammar, Raw, post_stream, text_of
+from .stream_checks import Grammar, Raw, get_stream, post_stream, text_of
 
 SENTENCE = "Count to three please"
 LOOKUP = {
@@ -147,3 +147,24 @@ def test_the_grammar_check_can_fail(base_url: str, api_key: str) -> None:
         broken.events = [{**e, "sequence_number": n} for n, e in enumerate(events)]
         with pytest.raises(AssertionError):
             Grammar().check(broken)
+
+
+def test_a_background_response_cancelled_mid_stream_ends_incomplete(
+    oai: OpenAI, base_url: str, api_key: str
+) -> None:
+    sentence = " ".join(f"w{i}" for i in range(40))  # 2 s of echo-slow
+    stream = oai.responses.create(model="echo-slow", input=sentence, background=True, stream=True)
+    events = []
+    for event in stream:
+        events.append(event)
+        if event.type == "response.output_text.delta" and len(events) == 8:
+            assert isinstance(events[0], ResponseCreatedEvent)
+            cancelled = oai.responses.cancel(events[0].response.id)
+            assert cancelled.status == "cancelled"
+    last = events[-1]
+    assert last.type == "response.incomplete"
+    assert last.response.status == "cancelled"
+    assert 0 < len(last.response.output_text) < len(sentence)
+    replayed = get_stream(base_url, api_key, last.response.id)
+    Grammar().check(replayed)
+    assert text_of(replayed) == last.response.output_text
