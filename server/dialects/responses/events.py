@@ -76,10 +76,8 @@ class Renderer:
         self.background = background
         self.config = config
         self.obfuscate = obfuscate
-        #: the number of the last event rendered (numbered or dropped)
-        self.seq = -1
-        #: the last event has been rendered: what follows is ignored
-        self.ended = False
+        #: the number of the last event rendered (kept or dropped); the end has been rendered
+        self.seq, self.ended = -1, False
         self._out: list[bytes] = []
         self._start: Interaction | None = None
         self._in_progress = False
@@ -91,14 +89,34 @@ class Renderer:
 
     @property
     def interaction_id(self) -> str:
-        return (self._start.id if self._start else None) or ""
+        return self._start.id or "" if self._start else ""
 
     def feed(self, chunk: bytes) -> bytes:
         """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield)."""
         out = self._out = []
+        decode = ev.pieces.decode
         for part in chunk.split(b"\n\n"):
             if part.startswith(_DELTA_FRAME):
-                if not self.ended and not self._piece(part):
+                if self.ended:
+                    continue
+                # a delta read without the open unions' hook
+                piece = decode(part[_DATA_AT:])
+                delta, opened = piece.delta, self._open
+                if (
+                    delta.type == "text"
+                    and opened is not None
+                    and opened.text_fields is not None
+                    and opened.index == piece.index
+                    and len(delta.text)
+                    and not self.obfuscate
+                ):
+                    # the common case, one more fragment of an open text part: framed from its bytes, in
+                    # line (this loop is most of a stream's cost)
+                    opened.raws.append(delta.text)
+                    seq = self.seq = self.seq + 1
+                    if seq > self.after:
+                        out += (ev.TEXT_HEAD, b"%d" % seq, opened.text_fields, delta.text, ev.TEXT_TAIL)
+                elif not self._piece(piece):
                     self._event(sse.parse(part))
             elif part[:1] == b":":
                 out.append(part + b"\n\n")
@@ -106,25 +124,9 @@ class Renderer:
                 self._event(sse.parse(part))
         return b"".join(out)
 
-    def _piece(self, part: bytes) -> bool:
-        """A text or arguments delta, read without the open unions' hook (False: any other delta)."""
-        piece = ev.pieces.decode(part[_DATA_AT:])
+    def _piece(self, piece: ev.PieceFrame) -> bool:
+        """Any other text or arguments delta (False: another kind of delta)."""
         delta, opened = piece.delta, self._open
-        if (
-            delta.type == "text"
-            and opened is not None
-            and opened.text_fields is not None
-            and opened.index == piece.index
-            and len(delta.text)
-            and not self.obfuscate
-        ):
-            # the common case: one more fragment of an open text part, framed from its bytes
-            opened.raws.append(delta.text)
-            self.seq += 1
-            if self.seq > self.after:
-                fields = opened.text_fields
-                self._out += (ev.TEXT_HEAD, str(self.seq).encode(), fields, delta.text, ev.TEXT_TAIL)
-            return True
         if delta.type == "text" and len(delta.text):
             if opened is not None and opened.index == piece.index:
                 opened.text(_text.decode(delta.text))
@@ -176,18 +178,18 @@ class Renderer:
             return
         if not self._in_progress:
             self._in_progress = True
-            start = self._start or _bare(update.interaction_id)
+            start = self._begin(None, update.interaction_id)
             self._emit(ev.InProgress(sequence_number=0, response=self._response(start)))
 
-    def _begin(self, seed: Interaction | None, interaction_id: str) -> None:
-        """The start of a log that ends before any run began it (cancelled or failed while queued: its end
-        alone is in the log), from what the end says, or the stored response."""
-        if self._start is not None:
-            return
-        if seed is None:
-            seed = self.config if isinstance(self.config, Interaction) else _bare(interaction_id)
-        bare = msgspec.structs.replace(seed, status=st.IN_PROGRESS, steps=None, usage=None, errors=None)
-        self._created(bare)
+    def _begin(self, seed: Interaction | None, interaction_id: str) -> Interaction:
+        """The response's start; for a log that ends before any run began it (cancelled or failed while
+        queued: its end alone is in the log), `response.created` from its end, or the stored response."""
+        if self._start is None:
+            if seed is None:
+                seed = self.config if isinstance(self.config, Interaction) else _bare(interaction_id)
+            self._created(msgspec.structs.replace(seed, status=st.IN_PROGRESS, steps=None, usage=None))
+        assert self._start is not None
+        return self._start
 
     def _completed(self, interaction: Interaction) -> None:
         self._begin(interaction, interaction.id or "")
@@ -202,12 +204,10 @@ class Renderer:
         self.ended = True
         if self._update is not None and self._update.status == st.FAILED:
             # the log's own end of a failed run: the Response as streamed, failed with this error
-            self._begin(None, self._update.interaction_id)
-            start = self._start or _bare("")
-            usage = self._update.usage
-            failed = msgspec.structs.replace(
-                start, status=st.FAILED, steps=self._steps, usage=usage, errors=[error]
-            )
+            end = self._update
+            start = self._begin(None, end.interaction_id)
+            failed = msgspec.structs.replace(start, status=st.FAILED, steps=self._steps, usage=end.usage)
+            failed.errors = [error]
             self._emit(ev.Failed(sequence_number=0, response=self._response(failed)))
             return
         payload = ev.ErrorPayload(type="server_error", code=error.code, message=error.message, param=None)
@@ -277,13 +277,12 @@ async def render(frames: AsyncIterator[bytes], renderer: Renderer) -> AsyncItera
     """A stream of our frames as a Responses stream, ended by `data: [DONE]`."""
     try:
         async for chunk in frames:
-            out = renderer.feed(chunk)
-            if out:
+            if out := renderer.feed(chunk):
                 yield out
         yield DONE
     finally:
-        aclose = getattr(frames, "aclose", None)
-        if aclose is not None:
+        # closed now (a relay stops its run when its client goes: runner/replies.py)
+        if (aclose := getattr(frames, "aclose", None)) is not None:
             await aclose()
 
 

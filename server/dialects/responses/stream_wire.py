@@ -160,7 +160,7 @@ _encoder = msgspec.json.Encoder(enc_hook=enc_hook)
 _PREFIXES: dict[type[StreamEvent], bytes] = {}
 
 
-class _Piece(msgspec.Struct, gc=False):
+class Piece(msgspec.Struct, gc=False):
     """The two deltas most frames carry, read without the open unions' hook (a third of the cost)."""
 
     type: str
@@ -169,13 +169,13 @@ class _Piece(msgspec.Struct, gc=False):
     arguments: str | None = None
 
 
-class _PieceFrame(msgspec.Struct, gc=False):
+class PieceFrame(msgspec.Struct, gc=False):
     index: int
-    delta: _Piece
+    delta: Piece
 
 
 #: the step.delta frames' decoder
-pieces = msgspec.json.Decoder(_PieceFrame)
+pieces = msgspec.json.Decoder(PieceFrame)
 #: a text delta's frame, around its number, its item's fields (`text_fields`) and its text: as `frame` makes
 #: it of a TextDelta without obfuscation, at a fifth of the cost (a stream is mostly these)
 TEXT_HEAD = (
