@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from ..client import Connection
-from ..procs import WebServer, cpu_seconds
+from ..procs import WebServer, cpu_seconds, own_cpu_seconds
 from ..stats import ratio
 from ..wrk import Pids, WrkResult, run_wrk
 from .common import API_KEY, CREATE, HEADERS, PROMPT, Bench, payload
@@ -117,12 +117,14 @@ async def _flood(b: Bench, endpoint: Endpoint, label: str) -> dict[str, Any]:
             ended.append(end)
 
     pids = endpoint.server.serving_pids()
-    cpu_before = cpu_seconds(pids)
+    cpu_before, own_before, wall_before = cpu_seconds(pids), own_cpu_seconds(), time.monotonic()
     await asyncio.gather(*(one(i) for i in range(b.plan.flood_streams)))
     return {
         "events": sum(counts),
         "seconds": max(lasts) - min(firsts),
+        "wall": time.monotonic() - wall_before,
         "cpu": cpu_seconds(pids) - cpu_before,
+        "bench_cpu": own_cpu_seconds() - own_before,
         "incomplete": sum(1 for count, end in zip(counts, ended, strict=True) if not end or not count),
     }
 
@@ -137,13 +139,17 @@ async def _streams(b: Bench) -> dict[str, Any]:
             floods[name].append(await _flood(b, endpoints[name], f"dialect{name}{index}-"))
     out: dict[str, Any] = {"rounds": rounds}
     for name, runs in floods.items():
-        events, seconds, cpu = (sum(run[key] for run in runs) for key in ("events", "seconds", "cpu"))
+        events, seconds, wall, cpu, bench_cpu = (
+            sum(run[key] for run in runs) for key in ("events", "seconds", "wall", "cpu", "bench_cpu")
+        )
         out[name] = {
             "events": events,
             "expected": b.plan.flood_streams * b.plan.flood_deltas * rounds,
             "incomplete_streams": sum(run["incomplete"] for run in runs),
             "events_per_s": round(events / seconds, 1) if seconds > 0 else None,
             "server_cpu_us_per_event": round(cpu / events * 1e6, 2) if events else None,
+            "server_cores": round(cpu / wall, 3) if wall else None,
+            "bench_process_cores": round(bench_cpu / wall, 3) if wall else None,
             "runs_events_per_s": [round(r["events"] / r["seconds"], 1) for r in runs if r["seconds"] > 0],
         }
     out["events_ratio"] = ratio(out["responses"]["events_per_s"], out["interactions"]["events_per_s"])

@@ -50,6 +50,7 @@ from ...protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtSt
 from . import encode, wire
 from . import stream_wire as ev
 from .open_item import OpenItem, empty_step, padding
+from .stream_wire import TEXT_HEAD, TEXT_TAIL
 
 DONE = b"data: [DONE]\n\n"
 _DELTA_FRAME = b"event: step.delta\n"
@@ -94,7 +95,7 @@ class Renderer:
     def feed(self, chunk: bytes) -> bytes:
         """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield)."""
         out = self._out = []
-        decode = ev.pieces.decode
+        decode, after, obfuscate = ev.pieces.decode, self.after, self.obfuscate
         for part in chunk.split(b"\n\n"):
             if part.startswith(_DELTA_FRAME):
                 if self.ended:
@@ -108,14 +109,14 @@ class Renderer:
                     and opened.text_fields is not None
                     and opened.index == piece.index
                     and len(delta.text)
-                    and not self.obfuscate
+                    and not obfuscate
                 ):
                     # the common case, one more fragment of an open text part: framed from its bytes, in
                     # line (this loop is most of a stream's cost)
                     opened.raws.append(delta.text)
                     seq = self.seq = self.seq + 1
-                    if seq > self.after:
-                        out += (ev.TEXT_HEAD, b"%d" % seq, opened.text_fields, delta.text, ev.TEXT_TAIL)
+                    if seq > after:
+                        out += (TEXT_HEAD, b"%d" % seq, opened.text_fields, delta.text, TEXT_TAIL)
                 elif not self._piece(piece):
                     self._event(sse.parse(part))
             elif part[:1] == b":":
