@@ -113,7 +113,8 @@ class Renderer:
                 ):
                     # the common case, one more fragment of an open text part: framed from its bytes, in
                     # line (this loop is most of a stream's cost)
-                    opened.raws.append(delta.text)
+                    opened.raws += delta.text
+                    opened.raws += b","
                     seq = self.seq = self.seq + 1
                     if seq > after:
                         out += (TEXT_HEAD, b"%d" % seq, opened.text_fields, delta.text, TEXT_TAIL)

@@ -55,7 +55,8 @@ class OpenItem:
         self.parts = 0
         self.fragments: list[str] = []
         #: the open text part's fragments, as JSON (events.py frames them as they come)
-        self.raws: list[bytes | msgspec.Raw] = []
+        #: (in one buffer, each followed by a comma: the frames they were cut from need not be kept)
+        self.raws = bytearray()
         #: the open text part's fields in its delta frames (stream_wire.text_fields), when it has an item
         self.text_fields: bytes | None = None
         self.annotations: list[dict[str, Any]] = []
@@ -80,7 +81,8 @@ class OpenItem:
             )
             if self.item is not None:
                 self.text_fields = ev.text_fields(self.item.id, self.output_index, self.parts - 1)
-        self.raws.append(_json.encode(text))
+        self.raws += _json.encode(text)
+        self.raws += b","
         if self.item is not None:
             self.emit(
                 ev.TextDelta(
@@ -193,8 +195,8 @@ class OpenItem:
             return
         step = self.step
         if isinstance(step, ModelOutputStep):
-            text = "".join(_texts.decode(b"[%s]" % b",".join(self.raws)))
-            self.part, self.raws, self.text_fields = None, [], None
+            text = "".join(_texts.decode(b"[%s]" % self.raws[:-1]))
+            self.part, self.raws, self.text_fields = None, bytearray(), None
             content = TextContent(text=text)
             if self.annotations:
                 content.annotations, self.annotations = self.annotations, []
