@@ -100,8 +100,7 @@ class Renderer:
             if part.startswith(_DELTA_FRAME):
                 if self.ended:
                     continue
-                # a delta read without the open unions' hook
-                piece = decode(part[_DATA_AT:])
+                piece = decode(part[_DATA_AT:])  # read without the open unions' hook
                 delta, opened = piece.delta, self._open
                 if (
                     delta.type == "text"
