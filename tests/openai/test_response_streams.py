@@ -15,6 +15,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from .. import js_sdk
 from .stream_checks import Grammar, Raw, get_stream, post_stream, text_of
 
 SENTENCE = "Count to three please"
@@ -168,3 +169,28 @@ def test_a_background_response_cancelled_mid_stream_ends_incomplete(
     replayed = get_stream(base_url, api_key, last.response.id)
     Grammar().check(replayed)
     assert text_of(replayed) == last.response.output_text
+
+
+def test_the_js_sdk_streams_and_resumes(base_url: str, api_key: str) -> None:
+    """The openai JS SDK (tests/js/openai_response_streams.mjs): create with stream, the stream helper's
+    final response, a background stream cut and resumed with starting_after, gapless to its end."""
+    sentence = " ".join(f"j{i}" for i in range(30))
+    settings = {
+        "baseURL": f"{base_url}/v1",
+        "apiKey": api_key,
+        "model": "echo",
+        "slowModel": "echo-slow",
+        "input": sentence,
+        "cut": 8,
+    }
+    answer = js_sdk.run("openai_response_streams.mjs", settings)
+    assert "thrown" not in answer, answer
+    created = answer["created"]
+    assert [e["type"] for e in created][:2] == ["response.created", "response.in_progress"]
+    assert created[-1]["type"] == "response.completed"
+    assert "".join(e["delta"] for e in created if e["type"] == "response.output_text.delta") == sentence
+    assert answer["snapshots"][-1] == sentence and answer["final"]["output_text"] == sentence
+    seen, resumed, full = answer["seen"], answer["resumed"], answer["full"]
+    assert len(seen) == 8 and resumed[0]["sequence_number"] == seen[-1]["sequence_number"] + 1
+    assert seen + resumed == full
+    assert full[-1]["type"] == "response.completed"
