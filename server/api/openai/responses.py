@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
+from litestar.response import Stream
 
 from ...dialects.responses import decode, encode, items, wire
 from ...errors import InvalidArgument, NotFound
@@ -25,11 +26,12 @@ from ...protocol import status as st
 from ...protocol import views
 from ...protocol.interaction import Interaction, is_interaction_id
 from ...protocol.records import Record
-from ...runner.replies import Reply
+from ...runner.replies import EventStream
 from ..auth import NO_KEY_OPENAI
 from ..body import read_body
 from ..common import app_state, json_response, query, shorten
 from ..state import AppState
+from . import response_streams
 from .paths import paths
 
 COLLECTION = paths("/responses")
@@ -108,13 +110,11 @@ def _includes(request: Request[Any, Any, Any]) -> None:
 
 
 @post(COLLECTION, status_code=200)
-async def create_response(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def create_response(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     state, tenant = _tenant(request)
     http = state.settings.http
     body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     create, steps, warnings = decode.decode_create(body, strict=http.strict_unknown_fields)
-    if create.stream:
-        raise InvalidArgument("Streaming is not served yet", "stream")
     try:
         reply = await state.creator.create(
             tenant, create, steps, warnings, idempotency_key=request.headers.get("idempotency-key"), body=body
@@ -125,7 +125,8 @@ async def create_response(request: Request[Any, Any, Any]) -> Response[bytes]:
         if exc.interaction_id == create.previous_interaction_id:
             raise ResponseNotFound(exc.interaction_id, "previous_response_id") from None
         raise
-    assert isinstance(reply, Reply)
+    if isinstance(reply, EventStream):
+        return response_streams.create_stream(reply, create, body)
     interaction = reply.interaction
     if interaction.id is not None:
         context.set_interaction(interaction.id)
@@ -135,13 +136,22 @@ async def create_response(request: Request[Any, Any, Any]) -> Response[bytes]:
 
 
 @get(ITEM)
-async def get_response(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def get_response(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
     state, tenant = _tenant(request)
     response_id = _response_id(request)
     _includes(request)
-    if query(request, "stream") not in (None, "false", "0") or query(request, "starting_after") is not None:
-        raise InvalidArgument("Streaming is not served yet", "stream")
+    if (streamed := await _stream(request, state, tenant, response_id)) is not None:
+        return streamed
     return json_response(_of_record(await _record(state, tenant, response_id)))
+
+
+async def _stream(
+    request: Request[Any, Any, Any], state: AppState, tenant: str, response_id: str
+) -> Stream | None:
+    try:
+        return await response_streams.get_stream(request, state, tenant, response_id)
+    except NotFound:
+        raise ResponseNotFound(response_id, "response_id") from None
 
 
 @post(CANCEL, status_code=200)
