@@ -1,7 +1,8 @@
-"""A Redis Cluster on loopback for the tests: `size` primaries (no replicas), each a real redis-server process
-with its nodes file and log in a temporary directory, the slots spread by `redis-cli --cluster create`.
-A slot can be moved by hand, key by key, by the documented resharding protocol, slowly enough that a test
-keeps it half-moved while load runs."""
+"""A Redis Cluster on loopback for the tests: `size` primaries, each with `replicas` replicas (none unless
+asked), each node a real redis-server process with its nodes file and log in a temporary directory, the
+slots spread by `redis-cli --cluster create`. A slot can be moved by hand, key by key, by the documented
+resharding protocol, slowly enough that a test keeps it half-moved while load runs; a primary can be killed,
+and its replica is promoted by the Cluster itself."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from redis.crc import key_slot
 
 from server.launch.redis_process import free_port
 
+from ..support import TOPOLOGIES, Stack
 from ..waiting import until
+from .sentinels import in_sync
 
 SLOTS = 16384
 #: how long a silent node takes to be called failing: short, the tests kill nodes and want to see it soon
@@ -36,12 +39,17 @@ SlotMap = tuple[tuple[int, int, int], ...]
 
 
 class Cluster:
-    def __init__(self, workdir: Path, size: int = 3) -> None:
+    def __init__(self, workdir: Path, size: int = 3, replicas: int = 0) -> None:
         self.workdir = workdir
+        self.replicas = replicas
         # the cluster bus defaults to port + 10000, which is past 65535 for a good part of the ephemeral
         # range free_port draws from: each node is given a bus port of its own instead
-        ports = _free_ports(2 * size)
-        self.ports, self.bus_ports = ports[:size], ports[size:]
+        nodes = size * (1 + replicas)
+        ports = _free_ports(2 * nodes)
+        #: every node's port, primaries and replicas (which is which: `primaries`, `replica_of`)
+        self.ports, self.bus_ports = ports[:nodes], ports[nodes:]
+        #: the nodes killed (`kill`): they answer nothing, and are asked nothing
+        self.killed: set[int] = set()
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         self._clients: dict[int, redis.Redis] = {}
         self._ids: dict[int, str] = {}
@@ -59,11 +67,38 @@ class Cluster:
             until(functools.partial(_answers, self.client(port)), timeout=15)
         _redis_cli(
             "--cluster", "create", *(f"127.0.0.1:{port}" for port in self.ports),
-            "--cluster-replicas", "0", "--cluster-yes",
+            "--cluster-replicas", str(self.replicas), "--cluster-yes",
         )  # fmt: skip
         # `--cluster create` returns once the nodes have met, but each learns the others' slots by gossip
         # and turns cluster_state:ok on its own: until then a node can answer CLUSTERDOWN or redirect wrong
         until(self._settled, timeout=30, interval=0.05)
+        # a replica that has not copied its primary yet could not take over from it
+        for port in set(self.ports) - set(self.primaries()):
+            until(functools.partial(in_sync, self.client(port)), timeout=30, interval=0.05)
+
+    @property
+    def alive(self) -> list[int]:
+        return [port for port in self.ports if port not in self.killed]
+
+    def primaries(self) -> list[int]:
+        """The ports of the primaries serving slots now, as the first live node sees them."""
+        return sorted({port for _, _, port in _slot_map(self.client(self.alive[0]))})
+
+    def replica_of(self, primary: int) -> int:
+        """The port of a live replica of the primary on `primary`."""
+        return next(port for port in self.alive if _primary_of(self.client(port)) == primary)
+
+    def kill(self, port: int) -> None:
+        """SIGKILL the node on `port`, as a crash would (nothing written, no goodbye to the other nodes)."""
+        self.killed.add(port)
+        self.processes[port].kill()
+        self.processes[port].wait()
+        self._clients.pop(port).close()
+
+    def wait_promoted(self, replica: int, timeout: float = 30.0) -> None:
+        """Until the node on `replica` serves slots as a primary and every live node agrees the cluster is
+        ok again (the other primaries voted it in once the killed one was seen failing: NODE_TIMEOUT_MS)."""
+        until(lambda: self._settled() and replica in self.primaries(), timeout=timeout, interval=0.05)
 
     def client(self, port: int) -> redis.Redis:
         """A client of the one node on `port` (answers decoded to str); it follows no redirection."""
@@ -78,7 +113,7 @@ class Cluster:
 
     def owner(self, slot: int) -> int:
         """The port of the primary serving `slot`, as every node sees it (they must agree)."""
-        views = {port: _owner_in(_slot_map(self.client(port)), slot) for port in self.ports}
+        views = {port: _owner_in(_slot_map(self.client(port)), slot) for port in self.alive}
         (owner, *others) = set(views.values())
         assert owner is not None and not others, f"who serves slot {slot}, by node: {views}"
         return owner
@@ -120,14 +155,14 @@ class Cluster:
             time.sleep(pause * len(keys))
         # the target first, so that it answers for the slot before the source starts sending MOVED there;
         # the other nodes would learn it by gossip, told directly they redirect right away
-        others = [port for port in self.ports if port not in (from_port, to_port)]
+        others = [port for port in self.alive if port not in (from_port, to_port)]
         for port in [to_port, from_port, *others]:
             self.client(port).cluster("SETSLOT", slot, "NODE", self.node_id(to_port))
         return moved
 
     def check(self) -> str:
         """`redis-cli --cluster check`'s report; an AssertionError if it finds anything wrong."""
-        report = _redis_cli("--cluster", "check", f"127.0.0.1:{self.ports[0]}", must_succeed=False)
+        report = _redis_cli("--cluster", "check", f"127.0.0.1:{self.alive[0]}", must_succeed=False)
         # an open slot (importing or migrating on some node) is a [WARNING], a disagreement an [ERR]
         wrong = "[ERR]" in report or "[WARNING]" in report or "slots are open" in report
         if wrong or f"[OK] All {SLOTS} slots covered." not in report:
@@ -137,7 +172,7 @@ class Cluster:
     def cpu_seconds(self) -> float:
         """The CPU time (system and user) the nodes have used so far, together."""
         total = 0.0
-        for port in self.ports:
+        for port in self.alive:
             info: dict[str, Any] = self.client(port).info("cpu")  # type: ignore[assignment]
             total += float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
         return total
@@ -145,8 +180,8 @@ class Cluster:
     def _settled(self) -> bool:
         """Whether every node says the cluster is ok and every node has the same map of all the slots."""
         try:
-            states = [_state(self.client(port)) for port in self.ports]
-            maps = {_slot_map(self.client(port)) for port in self.ports}
+            states = [_state(self.client(port)) for port in self.alive]
+            maps = {_slot_map(self.client(port)) for port in self.alive}
         except redis.RedisError:
             return False
         if set(states) != {"ok"} or len(maps) != 1:
@@ -235,6 +270,12 @@ def _state(node: redis.Redis) -> str:
     return str(info["cluster_state"])
 
 
+def _primary_of(node: redis.Redis) -> int | None:
+    """The port of the node's primary (None: it is a primary itself)."""
+    info: dict[str, Any] = node.info("replication")  # type: ignore[assignment]
+    return int(info["master_port"]) if info["role"] == "slave" else None
+
+
 def _keys_in(node: redis.Redis, slot: int, count: int) -> list[str]:
     keys: list[str] = node.cluster("GETKEYSINSLOT", slot, count)  # type: ignore[assignment]
     return keys
@@ -264,10 +305,31 @@ def _redis_cli(*args: str, must_succeed: bool = True) -> str:
 
 
 @contextlib.contextmanager
-def redis_cluster(workdir: Path, size: int = 3) -> Iterator[Cluster]:
-    cluster = Cluster(workdir, size)
+def redis_cluster(workdir: Path, size: int = 3, replicas: int = 0) -> Iterator[Cluster]:
+    cluster = Cluster(workdir, size, replicas)
     try:
         cluster.start()
         yield cluster
     finally:
         cluster.stop()
+
+
+@contextlib.contextmanager
+def stack_on_cluster(
+    workdir: Path, *, config: dict[str, dict[str, Any]] | None = None, replicas: int = 0, worker: bool = True
+) -> Iterator[tuple[Stack, Cluster]]:
+    """A web process with its worker inside (`make run`), and a worker process unless not `worker`, on a
+    Cluster of three primaries (REDIS_URL=redis+cluster://…, the records) and the stack's own Redis
+    (REDIS_QUEUE_URL, the queue, the running set and the channels)."""
+    stack = Stack(workdir / "stack", config=config, topology=TOPOLOGIES["tcp-embedded"])
+    try:
+        with redis_cluster(workdir / "nodes", replicas=replicas) as cluster:
+            stack.start_redis()
+            env = {"REDIS_URL": cluster.url, "REDIS_QUEUE_URL": stack.redis_url}
+            stack.start_server(**env)
+            if worker:
+                stack.start_worker(**env)
+            stack.wait_ready()
+            yield stack, cluster
+    finally:
+        stack.stop()

@@ -46,7 +46,7 @@ class Group:
             "--replicaof", "127.0.0.1", str(self.primary_port),
         ])  # fmt: skip
         replica = redis.Redis(host="127.0.0.1", port=self.replica_port)
-        until(lambda: _replicating(replica), timeout=15)
+        until(lambda: in_sync(replica), timeout=15)
         for index, port in enumerate(self.sentinel_ports):
             config = self.workdir / f"sentinel-{index}.conf"
             config.write_text(
@@ -83,7 +83,7 @@ class Group:
 
     def replicating(self, port: int | None) -> bool:
         """Whether the Redis on `port` is a replica with its copy of the primary made and in sync."""
-        return _replicating(redis.Redis(host="127.0.0.1", port=port or 0))
+        return in_sync(redis.Redis(host="127.0.0.1", port=port or 0))
 
     def _spawn(self, name: str, args: list[str]) -> None:
         binary = shutil.which("redis-server")
@@ -104,7 +104,8 @@ class Group:
             process.wait()
 
 
-def _replicating(replica: redis.Redis) -> bool:
+def in_sync(replica: redis.Redis) -> bool:
+    """Whether the Redis is a replica with its copy of its primary made and its link to it up."""
     try:
         info: dict[str, Any] = replica.info("replication")  # type: ignore[assignment]
         return bool(info.get("master_link_status") == "up")

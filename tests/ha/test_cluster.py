@@ -23,7 +23,7 @@ from ..replies import all_events, id_of, interaction
 from ..support import TOPOLOGIES, Stack, new_key, sdk, tenant_of
 from ..waiting import until
 from ..webhooks.receivers import Receiver, verify_dynamic, verify_static
-from .cluster_nodes import Cluster, redis_cluster
+from .cluster_nodes import Cluster, stack_on_cluster
 from .load import PATH, Chainer, Creator, Follower, outcomes
 
 #: webhooks to a loopback receiver, their JWTs with an issuer both processes agree on
@@ -33,18 +33,8 @@ CONFIG: dict[str, dict[str, Any]] = {"webhooks": {"allow": ["127.0.0.0/8"], "iss
 
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Cluster]]:
-    workdir = tmp_path_factory.mktemp("cluster")
-    stack = Stack(workdir / "stack", config=CONFIG, topology=TOPOLOGIES["tcp-embedded"])
-    try:
-        with redis_cluster(workdir / "nodes") as cluster:
-            stack.start_redis()
-            env = {"REDIS_URL": cluster.url, "REDIS_QUEUE_URL": stack.redis_url}
-            stack.start_server(**env)
-            stack.start_worker(**env)
-            stack.wait_ready()
-            yield stack, cluster
-    finally:
-        stack.stop()
+    with stack_on_cluster(tmp_path_factory.mktemp("cluster"), config=CONFIG) as both:
+        yield both
 
 
 @pytest.mark.filterwarnings("ignore:Agents usage is experimental:UserWarning")

@@ -14,24 +14,16 @@ import pytest
 
 from server.store import keys
 
-from ..support import TOPOLOGIES, Stack, new_key, tenant_of
+from ..support import Stack, new_key, tenant_of
 from ..waiting import until
-from .cluster_nodes import Cluster, redis_cluster
+from .cluster_nodes import Cluster, stack_on_cluster
 from .load import PATH
 
 
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, Cluster]]:
-    workdir = tmp_path_factory.mktemp("cluster-down")
-    stack = Stack(workdir / "stack", topology=TOPOLOGIES["tcp-embedded"])
-    try:
-        with redis_cluster(workdir / "nodes") as cluster:
-            stack.start_redis()
-            stack.start_server(REDIS_URL=cluster.url, REDIS_QUEUE_URL=stack.redis_url)
-            stack.wait_ready()
-            yield stack, cluster
-    finally:
-        stack.stop()
+    with stack_on_cluster(tmp_path_factory.mktemp("cluster-down"), worker=False) as both:
+        yield both
 
 
 def cluster_state(cluster: Cluster, port: int) -> str:
