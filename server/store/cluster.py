@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+from redis._parsers import AsyncCommandsParser
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .redis_urls import ClusterNodes
 
@@ -40,6 +42,29 @@ class SlotMoving(RedisConnectionError):
 
 class ClusterUnavailable(RedisConnectionError):
     """The Cluster's slot map could not be read whole (no node answered, or some slot is not served)."""
+
+
+class CommandTable(AsyncCommandsParser):
+    """redis-py's table of where each command's keys are (COMMAND), read from a node that answers.
+    redis-py reads it again on every new read of the slot map (after any connection error), from the first
+    primary of the map, and asks that node for the keys of the commands the table does not place (XREAD):
+    when that primary is the node that just died, until its replica is promoted, every command failed,
+    those of tenants whose nodes never failed too."""
+
+    def __init__(self, nodes: NodesManager) -> None:
+        super().__init__()
+        self.nodes = nodes
+
+    async def initialize(self, node: ClusterNode | None = None) -> None:
+        first = node or getattr(self, "node", None)
+        others = [other for other in self.nodes.nodes_cache.values() if other is not first]
+        failure: Exception | None = None
+        for candidate in [first, *others] if first else others:
+            try:
+                return await super().initialize(candidate)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                failure = exc
+        raise failure or ClusterUnavailable("no Cluster node to read the command table from")
 
 
 class BoundedCluster(RedisCluster):
@@ -73,4 +98,5 @@ def build(nodes: ClusterNodes, *, size: int, connect: float, read: float, bound:
         socket_keepalive=True,
     )
     client.bound = bound
+    client.commands_parser = CommandTable(client.nodes_manager)
     return cast(Redis, client)
