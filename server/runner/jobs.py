@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
 
 from ..errors import AttemptsExhausted, NotFound, RequestError, StoreConflict
 from ..protocol.interaction import ErrorInfo
@@ -21,6 +23,7 @@ from ..store.runs import Claim
 from .create import route
 from .handle import SHUTDOWN, RunHandle
 from .log_sink import LogSink
+from .retried import through_outage
 from .services import UseCase
 from .sinks import RunResult
 from .spec import RunSpec, upstream_request
@@ -29,12 +32,17 @@ log = logging.getLogger(__name__)
 
 LOST_WORKER: Final = "The worker running this interaction was lost"
 
+T = TypeVar("T")
+
 
 class BackgroundJobs(UseCase):
     async def run(self, tenant: str, interaction_id: str, queued_fence: int) -> None:
         """The worker's job. Returns at once if the interaction is finished or the job is stale."""
+        start = f"the start of interaction {interaction_id}"
         try:
-            claim = await self.store.runs.claim(tenant, interaction_id, queued_fence)
+            claim = await self._retried(
+                functools.partial(self.store.runs.claim, tenant, interaction_id, queued_fence), start
+            )
         except AttemptsExhausted:
             error = ErrorInfo(code="worker_lost", message=LOST_WORKER)
             await self.settler.settle_without_run(tenant, interaction_id, Move.LOSE, error)
@@ -43,7 +51,9 @@ class BackgroundJobs(UseCase):
             return
         generation = self.histories.generation(tenant)
         try:
-            spec = await self._spec(tenant, interaction_id, claim, generation)
+            spec = await self._retried(
+                functools.partial(self._spec, tenant, interaction_id, claim, generation), start
+            )
         except RequestError as exc:
             error = ErrorInfo(code="failed", message=str(exc))
             await self.settler.settle_without_run(tenant, interaction_id, Move.FAIL, error)
@@ -58,6 +68,22 @@ class BackgroundJobs(UseCase):
         except asyncio.CancelledError:
             await self._shut_down(handle, task, tenant, interaction_id, claim.fence)
             raise
+
+    async def _retried(self, step: Callable[[], Awaitable[T]], what: str) -> T:
+        """`step` tried again through an outage of the tenant's Redis (its Cluster node failing over while
+        the queue's Redis hands out jobs) for up to a lease, where the job failed with an ERROR and its run
+        waited for the reaper. Safe to repeat: the claim carries the job's fence (a try after one that
+        landed, its reply lost, is refused as stale, and the reaper re-runs what that one claimed), and
+        the rest only reads."""
+        done: list[T] = []
+
+        async def once() -> None:
+            done.append(await step())
+
+        seconds = self.store.runs.lease_ms / 1000
+        outage = self.writer.outage
+        await through_outage(once, seconds=seconds, landed=lambda _exc: False, outage=outage, what=what)
+        return done[-1]
 
     async def _spec(self, tenant: str, interaction_id: str, claim: Claim, generation: int) -> RunSpec:
         record = await self.store.interactions.get(tenant, interaction_id)
