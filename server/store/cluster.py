@@ -20,11 +20,13 @@ again (ClusterUnavailable).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any, cast
 
 from redis._parsers import AsyncCommandsParser
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -42,6 +44,43 @@ class SlotMoving(RedisConnectionError):
 
 class ClusterUnavailable(RedisConnectionError):
     """The Cluster's slot map could not be read whole (no node answered, or some slot is not served)."""
+
+
+class ConnectionCut(RedisConnectionError):
+    """A command's connection was closed under it by another task (NodeConnection)."""
+
+
+class NodeConnection(Connection):
+    """A connection to a Cluster node that, closed by another task while it sends a command, fails that
+    command with a ConnectionError (redis-py tries it again on a new map, else it is an outage). redis-py
+    (5.x) closes every node's connections when it reads the map again, after any connection error (a node
+    failing over), those in use too: the write then raised a RuntimeError (uvloop: "the handler is
+    closed") or an AttributeError (no writer any more), which were 500s and failed jobs."""
+
+    #: the task that first closed the connection since it began to connect last
+    closer: asyncio.Task[Any] | None = None
+
+    async def connect(self) -> None:
+        if not self.is_connected:
+            # a close that begins while it connects is of the new socket, and counts
+            self.closer = None
+        await super().connect()  # type: ignore[no-untyped-call]
+
+    async def disconnect(self, nowait: bool = False) -> None:
+        if self.closer is None:
+            self.closer = asyncio.current_task()
+        await super().disconnect(nowait)
+
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        try:
+            await super().send_packed_command(command, check_health)
+        except (RuntimeError, AttributeError) as exc:
+            # closed by another task (one that began closing it before this command was sent counts)
+            if self.closer in (None, asyncio.current_task()):
+                raise
+            raise ConnectionCut(f"{self._host_error()}: the connection was closed under a command") from exc
 
 
 class CommandTable(AsyncCommandsParser):
@@ -98,5 +137,9 @@ def build(nodes: ClusterNodes, *, size: int, connect: float, read: float, bound:
         socket_keepalive=True,
     )
     client.bound = bound
+    # the nodes redis-py makes from the map connect with these (the startup nodes were made already)
+    client.connection_kwargs["connection_class"] = NodeConnection
+    for node in client.nodes_manager.startup_nodes.values():
+        node.connection_class = NodeConnection
     client.commands_parser = CommandTable(client.nodes_manager)
     return cast(Redis, client)
