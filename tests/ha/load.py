@@ -34,11 +34,14 @@ class Creator(threading.Thread):
     def next_body(self) -> dict[str, Any]:
         return self.body
 
+    def send(self) -> httpx.Response:
+        return self.client.post(PATH, json=self.next_body())
+
     def run(self) -> None:
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
-                reply = self.client.post(PATH, json=self.next_body())
+                reply = self.send()
                 outcome = str(reply.status_code)
                 if reply.status_code == 200:
                     self.acked.append((time.monotonic(), reply.json()["id"]))
@@ -52,6 +55,17 @@ class Creator(threading.Thread):
         self.stopping.set()
         self.join(timeout=REQUEST_TIMEOUT + 5)
         self.client.close()
+
+
+class Reader(Creator):
+    """Reads one interaction again and again until stopped: its `acked` are the reads answered 200."""
+
+    def __init__(self, base_url: str, api_key: str, interaction_id: str) -> None:
+        super().__init__(base_url, api_key, {}, pause=0.02)
+        self.item = f"{PATH}/{interaction_id}"
+
+    def send(self) -> httpx.Response:
+        return self.client.get(self.item)
 
 
 class Follower(threading.Thread):
