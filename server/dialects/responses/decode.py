@@ -20,7 +20,8 @@ server never drops input, and a conversation longer than the model's window fail
 the Response shows `disabled`), `include: ["reasoning.encrypted_content"]` (a reasoning item always carries
 its signature) and `["message.input_image.image_url"]` (input items always show their image URL),
 `parallel_tool_calls: true`, `service_tier` auto/default, `text.verbosity: "medium"`, `prompt_cache_key`,
-`prompt_cache_retention`, `stream_options` (obfuscation pads events; none is added). Every other field OpenAI
+`prompt_cache_retention`; `stream_options.include_obfuscation` is honoured by the stream (events.py pads the
+deltas when it is true). Every other field OpenAI
 defines is a 400 naming it (OpenAI's `param`); a field OpenAI does not define is an unknown field: a warning
 kept on the record (Google's dialect shows it), or a 400 with `http.strict_unknown_fields`.
 """
