@@ -25,7 +25,7 @@ from .fakes.http import FakeServer, json_error
 from .fakes.loop import fake_in_thread
 from .metrics_scrape import Samples, scrape
 from .replies import id_of, interaction
-from .support import Stack, new_key, running_stack, sdk
+from .support import Process, Stack, new_key, running_stack, sdk
 from .waiting import until
 
 SLOW_WORDS = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow: cancelled long before
@@ -321,10 +321,27 @@ def check_a_killed_worker(stack: Stack, client: genai.Client, env: dict[str, str
     slow = interaction(client.interactions.create(model="echo-slow", input=SLOW_WORDS, background=True))
     # a loaded machine (the suite's three processes, each with servers of its own) can take a while
     until(lambda: client.interactions.get(id_of(slow)).status == "in_progress", timeout=30)
-    until(lambda: gauges(stack.url)[0] == 1, timeout=5)
+    until_in_flight(stack, worker, 1)
     worker.signal(signal.SIGKILL)
     worker.wait(timeout=15)
-    until(lambda: gauges(stack.url)[0] == 0, timeout=5)
+    until_in_flight(stack, worker, 0)
+
+
+def until_in_flight(stack: Stack, worker: Process, runs: int) -> None:
+    """The runs in flight a scrape adds up reach `runs` (the worker flushes a second; a loaded machine
+    scrapes slowly): a failure says what was seen and what the worker logged."""
+    seen: list[tuple[float, float]] = []
+
+    def reached() -> bool:
+        seen.append(gauges(stack.url))
+        return seen[-1][0] == runs
+
+    try:
+        until(reached, timeout=15)
+    except TimeoutError:
+        log = worker.log_path.read_text(errors="replace")[-2000:]
+        said = f"runs in flight never {runs}: last scrapes {seen[-3:]}; worker log:\n{log}"
+        raise AssertionError(said) from None
 
 
 EXITING = """
