@@ -61,6 +61,21 @@ def test_a_stored_completion_is_read_back_as_it_was_answered(client: OpenAI, goo
     assert turn["steps"][-1]["content"] == [{"type": "text", "text": "keep this one"}]
 
 
+def test_an_end_users_completions_are_found_by_their_labels(client: OpenAI, google: httpx.Client) -> None:
+    """`user` and `safety_identifier` are labels, as in the Responses API: Google's list finds an end
+    user's completions by them, and the completion's `metadata` shows only what was sent as metadata."""
+    made = ask(client, "mine", metadata={"topic": "t"}, user="ann", safety_identifier="ann-hash")
+    ask(client, "someone else's", user="bob")
+    assert made.metadata == {"topic": "t"}
+    assert client.chat.completions.retrieve(made.id).metadata == {"topic": "t"}
+    listed = google.get("/v1beta/interactions", params={"labels.openai.user": "ann"}).json()["interactions"]
+    assert [turn["id"] for turn in listed] == [made.id]
+    assert listed[0]["labels"] == {"topic": "t", "openai.user": "ann", "openai.safety_identifier": "ann-hash"}
+    with pytest.raises(openai.BadRequestError) as refused:
+        ask(client, "a number is no user", user=7)
+    assert refused.value.param == "user"
+
+
 def test_a_streamed_stored_completion_has_one_id(client: OpenAI) -> None:
     chunks = list(
         client.chat.completions.create(

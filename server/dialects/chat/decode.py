@@ -9,7 +9,8 @@
     max_completion_tokens           generation_config.max_output_tokens (and the older max_tokens)
     stop, temperature, top_p, seed  generation_config.stop_sequences, temperature, top_p, seed
     reasoning_effort                generation_config.thinking_level (minimal ... xhigh)
-    metadata                        labels
+    metadata, user,                 labels (openai_labels.py: a stored completion is found by them)
+    safety_identifier
     store                           store (default false, as OpenAI's: a stateless create)
     stream, stream_options          stream; include_usage ends the stream with a usage chunk
 
@@ -32,6 +33,7 @@ from ...protocol.codec import convert, decode_json, find_unknown_fields, warning
 from ...protocol.interaction import CreateRequest
 from ...protocol.steps import Step
 from ...protocol.tools import FunctionTool, GenerationConfig, Tool
+from ..openai_labels import labels_of
 from . import wire
 from .messages import steps_of
 
@@ -39,8 +41,6 @@ _EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high
 _CHOICE = {"none": "none", "auto": "auto", "required": "any"}
 _JSON = {"type": "text", "mime_type": "application/json"}
 _MISSING = re.compile(r"Object missing required field `(\w+)`")
-#: OpenAI's limits on metadata, which it refuses past them
-_MAX_LABELS, _MAX_KEY, _MAX_VALUE = 16, 64, 512
 
 
 class Decoded(msgspec.Struct, kw_only=True):
@@ -68,7 +68,7 @@ def decode(body: bytes, *, strict: bool = False) -> Decoded:
         tools=_tools(request.tools),
         generation_config=_generation(request),
         response_format=_format(request.response_format),
-        labels=labels(request.metadata),
+        labels=labels_of(raw),
         input=raw["messages"],
         store=bool(request.store),
         stream=bool(request.stream),
@@ -212,17 +212,3 @@ def _format(
         schema = response_format.json_schema.schema
         return {**_JSON, "schema": schema} if schema is not None else dict(_JSON)
     return None
-
-
-def labels(metadata: dict[str, str] | None, field: str = "metadata") -> dict[str, str] | None:
-    """OpenAI's metadata as labels, within OpenAI's limits (16 pairs, keys of 64 characters, values of
-    512): a client that wrote for OpenAI never meets a lower one here."""
-    if not metadata:
-        return None
-    if len(metadata) > _MAX_LABELS:
-        raise InvalidArgument(f"At most {_MAX_LABELS} pairs", field)
-    for key, value in metadata.items():
-        if len(key) > _MAX_KEY or len(value) > _MAX_VALUE:
-            limit = f"keys of {_MAX_KEY} characters and values of {_MAX_VALUE} at most"
-            raise InvalidArgument(limit, f"{field}.{key[:_MAX_KEY]}")
-    return dict(metadata)

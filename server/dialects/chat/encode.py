@@ -26,6 +26,7 @@ from ...protocol.codec import convert, json_encoder
 from ...protocol.content import TextContent
 from ...protocol.interaction import ErrorInfo, Interaction, Usage
 from ...protocol.steps import FunctionCallStep, ModelOutputStep, Step
+from ..openai_labels import metadata_of
 from . import objects as ob
 from . import wire
 
@@ -51,7 +52,7 @@ def completion(interaction: Interaction, completion_id: str, *, stored: bool = F
         usage=usage(interaction.usage),
     )
     if stored:
-        made.metadata = dict(interaction.labels or {})
+        made.metadata = metadata_of(interaction.labels)[0]
     if interaction.warnings:
         made.warnings = list(interaction.warnings)
     return made

@@ -198,7 +198,8 @@ class StreamOptions(Body, kw_only=True):
 class CreateChatCompletion(Body, kw_only=True):
     """The create body. Each field is honoured (decode.py maps it), or answered with a 400 naming it
     unless its value asks for nothing (`n: 1`, `logprobs: false`), or ignored where it changes no answer
-    (`user`, `safety_identifier`, the prompt-cache fields: how OpenAI bills and polices, not what it says)."""
+    (the prompt-cache fields: how OpenAI bills, not what it says). `user` and `safety_identifier` are
+    labels of a stored completion (openai_labels.py)."""
 
     messages: list[Message]
     model: str

@@ -11,9 +11,7 @@ What maps to what (the README's table, "Responses API"):
     top_p, reasoning.effort / .summary               -> generation_config (tool_choice, ..., thinking_level,
                                                         thinking_summaries)
     text.format: json_schema / json_object / text    -> response_format {type: text, mime_type, schema}
-    metadata                                         -> labels (OpenAI's limits: 16 pairs, keys of 64
-                                                        characters, values of 512)
-    user, safety_identifier                          -> the labels `openai.user`, `openai.safety_identifier`
+    metadata, user, safety_identifier                -> labels (openai_labels.py)
 
 Accepted where ignoring them changes no answer: `truncation` (`disabled`; `auto` runs as `disabled`: this
 server never drops input, and a conversation longer than the model's window fails as with `disabled`, so
@@ -35,15 +33,11 @@ from ...protocol.codec import decode_json, warnings_of
 from ...protocol.interaction import CreateRequest
 from ...protocol.steps import Step
 from ...protocol.tools import GenerationConfig
+from ..openai_labels import labels_of
 from .inputs import decode_input
 from .known import unknown_fields
-from .settings import EFFORTS, SAFETY_LABEL, SUMMARIES, USER_LABEL
+from .settings import EFFORTS, SUMMARIES
 from .tools import decode_tool_choice, decode_tools
-
-#: OpenAI's limits on `metadata`
-MAX_PAIRS: Final = 16
-MAX_KEY: Final = 64
-MAX_VALUE: Final = 512
 
 #: fields OpenAI defines whose values this server takes as they are, or checks below
 _READ: Final = frozenset(
@@ -133,7 +127,7 @@ def _request(raw: dict[str, Any]) -> tuple[CreateRequest, list[Step], list[str]]
         tools=tools or None,
         generation_config=_generation(raw),
         response_format=_format(raw.get("text")),
-        labels=_labels(raw) or None,
+        labels=labels_of(raw),
         previous_interaction_id=previous,
         store=store,
         background=background,
@@ -218,31 +212,6 @@ def _format(raw: Any) -> dict[str, Any] | None:
             raise InvalidArgument("Expected a string `name`", "text.format.name")
         return {"type": "text", "mime_type": "application/json", "schema": schema}
     raise InvalidArgument("Expected `type` text, json_object or json_schema", "text.format.type")
-
-
-def _labels(raw: dict[str, Any]) -> dict[str, str]:
-    metadata = raw.get("metadata")
-    labels: dict[str, str] = {}
-    if metadata is not None:
-        if not isinstance(metadata, dict):
-            raise InvalidArgument("Expected an object of strings", "metadata")
-        if len(metadata) > MAX_PAIRS:
-            raise InvalidArgument(f"At most {MAX_PAIRS} pairs are allowed", "metadata")
-        for key, value in metadata.items():
-            if len(key) > MAX_KEY:
-                raise InvalidArgument(f"Keys are at most {MAX_KEY} characters", f"metadata.{key[:MAX_KEY]}")
-            if not isinstance(value, str) or len(value) > MAX_VALUE:
-                raise InvalidArgument(
-                    f"Expected a string of at most {MAX_VALUE} characters", f"metadata.{key}"
-                )
-            labels[key] = value
-    for key, label in (("user", USER_LABEL), ("safety_identifier", SAFETY_LABEL)):
-        value = _optional_string(raw, key)
-        if value is not None:
-            if len(value) > MAX_VALUE:
-                raise InvalidArgument(f"At most {MAX_VALUE} characters", key)
-            labels[label] = value
-    return labels
 
 
 def _flag(raw: dict[str, Any], key: str, default: bool) -> bool:

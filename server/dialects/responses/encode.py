@@ -40,8 +40,9 @@ from ...protocol.steps import (
     Step,
     ThoughtStep,
 )
+from ..openai_labels import metadata_of
 from . import wire
-from .settings import echoed_format, echoed_reasoning, echoed_tool_choice, echoed_tools, metadata_of
+from .settings import echoed_format, echoed_reasoning, echoed_tool_choice, echoed_tools
 
 _json = msgspec.json.Encoder()
 

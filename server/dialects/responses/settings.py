@@ -11,11 +11,6 @@ from ...protocol.tools import FunctionTool, GenerationConfig, McpServerTool, Too
 from ...protocol.views import HIDDEN_HEADER
 from . import wire
 
-#: the labels that hold a request's `user` and `safety_identifier` (README: they are labels, so a list or
-#: a search finds an end user's responses); left out of the `metadata` a Response shows
-USER_LABEL: Final = "openai.user"
-SAFETY_LABEL: Final = "openai.safety_identifier"
-
 #: OpenAI's tool_choice mode -> ours (generation_config.tool_choice), and back
 CHOICES: Final = {"auto": "auto", "required": "any", "none": "none"}
 _CHOICES_BACK: Final = {ours: theirs for theirs, ours in CHOICES.items()} | {"validated": "auto"}
@@ -28,14 +23,6 @@ SUMMARIES: Final = {"auto": "auto"}
 
 #: the name a json_schema format is echoed with (the request's is not kept: it never reaches a model)
 SCHEMA_NAME: Final = "response"
-
-
-def metadata_of(labels: dict[str, str] | None) -> tuple[dict[str, str], str | None, str | None]:
-    """(metadata, user, safety_identifier) of the labels."""
-    if not labels:
-        return {}, None, None
-    metadata = {key: value for key, value in labels.items() if key not in (USER_LABEL, SAFETY_LABEL)}
-    return metadata, labels.get(USER_LABEL), labels.get(SAFETY_LABEL)
 
 
 def echoed_tool_choice(gen: GenerationConfig | None) -> str | dict[str, Any]:
