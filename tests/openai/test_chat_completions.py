@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,7 +17,7 @@ from pydantic import BaseModel
 
 from tests.fakes import openai as oa
 
-from .chat_support import ChatServer, chat_server, openai_client
+from .chat_support import ChatServer, openai_client
 
 WEATHER_TOOL: Any = {
     "type": "function",
@@ -30,25 +28,6 @@ WEATHER_TOOL: Any = {
     },
 }
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(32))).decode()
-
-
-@pytest.fixture(scope="module")
-def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
-    with chat_server(Path(tmp_path_factory.mktemp("chat"))) as served:
-        yield served
-
-
-@pytest.fixture(autouse=True)
-def fresh(chat: ChatServer) -> Iterator[None]:
-    chat.reset()
-    yield
-    chat.reset()
-
-
-@pytest.fixture
-def client(chat: ChatServer, api_key: str) -> Iterator[OpenAI]:
-    with openai_client(chat.url, api_key) as made:
-        yield made
 
 
 def upstream_body(chat: ChatServer, index: int = -1) -> Any:

@@ -5,7 +5,6 @@ messages read, deleted; only chat completions are listed or read as such."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,26 +14,7 @@ from openai import OpenAI
 
 from tests.fakes import openai as oa
 
-from .chat_support import ChatServer, chat_server, openai_client
-
-
-@pytest.fixture(scope="module")
-def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChatServer]:
-    with chat_server(Path(tmp_path_factory.mktemp("chat-stored"))) as served:
-        yield served
-
-
-@pytest.fixture(autouse=True)
-def fresh(chat: ChatServer) -> Iterator[None]:
-    chat.reset()
-    yield
-    chat.reset()
-
-
-@pytest.fixture
-def client(chat: ChatServer, api_key: str) -> Iterator[OpenAI]:
-    with openai_client(chat.url, api_key) as made:
-        yield made
+from .chat_support import ChatServer, openai_client
 
 
 @pytest.fixture
