@@ -4,12 +4,17 @@ get, the settings a Response echoes, input items and their pages, OpenAI's error
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import httpx
 import pytest
 from openai import BadRequestError, NotFoundError, OpenAI
 from openai.types.responses import ResponseOutputMessage
+
+from server.api.openai import chat as openai_chat
+from server.api.openai import chat_stored as openai_chat_stored
+from server.api.openai import responses as openai_responses
 
 from ..replies import id_of, interaction
 from ..support import sdk
@@ -194,6 +199,37 @@ def test_the_second_base_serves_the_same_responses(oai: OpenAI, base_url: str, a
     response = create(oai, model="echo", input="either base")
     with OpenAI(base_url=f"{base_url}/openai/v1", api_key=api_key, max_retries=0) as other:
         assert retrieve(other, response.id).output_text == "either base"
+
+
+def _versioned_routes() -> list[tuple[str, str]]:
+    """(method, path) of every OpenAI route under the `/{version}` base, as declared."""
+    handlers = [*openai_responses.HANDLERS, *openai_chat.HANDLERS, *openai_chat_stored.HANDLERS]
+    routes: list[tuple[str, str]] = []
+    for handler in handlers:
+        for path in sorted(handler.paths):
+            if path.startswith("/{version:str}/"):
+                routes += [(method, path) for method in sorted(handler.http_methods)]
+    return routes
+
+
+@pytest.mark.parametrize(("method", "path"), _versioned_routes())
+def test_openais_routes_answer_no_other_version(oai: OpenAI, base_url: str, method: str, path: str) -> None:
+    """Each handler refuses a version other than `v1` before it reads its body or its key (paths.state_of):
+    a 404 in OpenAI's envelope, for a stored response or completion that `v1` would have served."""
+    chat = "/chat/" in path
+    if chat:
+        made = oai.chat.completions.create(
+            model="echo", messages=[{"role": "user", "content": "kept"}], store=True
+        ).id
+    else:
+        made = create(oai, model="echo", input="kept").id
+    filled = re.sub(r"\{\w+:\w+\}", made, path.replace("{version:str}", "v1beta", 1))
+    headers = {"authorization": f"Bearer {oai.api_key}"}
+    reply = httpx.request(method, base_url + filled, headers=headers, json={"model": "echo", "input": "x"})
+    assert reply.status_code == 404, reply.text
+    assert reply.json()["error"]["type"] == "invalid_request_error"
+    kept = oai.chat.completions.retrieve(made).id if chat else retrieve(oai, made).id
+    assert kept == made, "nothing was deleted"
 
 
 def test_googles_v1_routes_stay_served_beside_openais(oai: OpenAI, base_url: str, api_key: str) -> None:

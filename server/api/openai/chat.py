@@ -25,16 +25,16 @@ from ...protocol.records import CHAT_COMPLETIONS
 from ...runner.ids import new_id
 from ...runner.replies import Reply
 from ..body import read_body
-from ..common import app_state, json_response
+from ..common import json_response
 from ..errors import ApiError
-from .paths import paths
+from .paths import paths, state_of
 
 COLLECTION = paths("/chat/completions")
 
 
 @post(COLLECTION, status_code=200)
 async def create_chat_completion(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     http = state.settings.http
     body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)

@@ -26,11 +26,11 @@ from ...protocol.interaction import is_interaction_id
 from ...protocol.records import CHAT_COMPLETIONS, Record
 from ...search import cursor
 from ..body import read_struct
-from ..common import app_state, json_response, shorten
+from ..common import json_response, shorten
 from ..errors import ApiError
 from ..state import AppState
 from .chat import COLLECTION
-from .paths import paths
+from .paths import paths, state_of
 
 ITEM = paths("/chat/completions/{completion_id:str}")
 MESSAGES = paths("/chat/completions/{completion_id:str}/messages")
@@ -58,14 +58,14 @@ def _shown(record: Record) -> ob.ChatCompletion:
 
 @get(ITEM)
 async def get_chat_completion(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     return json_response(_shown(await _stored(state, tenant, request)))
 
 
 @post(ITEM, status_code=200)
 async def update_chat_completion(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     await _stored(state, tenant, request)
     await read_struct(request, state.settings.http, UpdateChatCompletion)
@@ -78,7 +78,7 @@ async def update_chat_completion(request: Request[Any, Any, Any]) -> Response[by
 
 @delete(ITEM, status_code=200)
 async def delete_chat_completion(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     record = await _stored(state, tenant, request)
     await state.control.delete(tenant, record.id)
@@ -87,7 +87,7 @@ async def delete_chat_completion(request: Request[Any, Any, Any]) -> Response[by
 
 @get(COLLECTION)
 async def list_chat_completions(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     params = request.query_params
     labels: dict[str, str] = {}
@@ -113,7 +113,7 @@ async def list_chat_completions(request: Request[Any, Any, Any]) -> Response[byt
 
 @get(MESSAGES)
 async def list_chat_completion_messages(request: Request[Any, Any, Any]) -> Response[bytes]:
-    state = app_state(request)
+    state = state_of(request)
     tenant = state.auth.tenant(request)
     record = await _stored(state, tenant, request)
     params = request.query_params

@@ -7,14 +7,10 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, Router
-from litestar.connection import ASGIConnection
-from litestar.exceptions import NotFoundException
-from litestar.handlers import BaseRouteHandler
 from litestar.types import ControllerRouterHandler
 
 from ...protocol.codec import json_encoder
 from ..errors import describe
-from .paths import VERSION
 
 #: OpenAI's `type` by status; anything else a client caused is an invalid request
 _TYPES = {
@@ -62,13 +58,6 @@ def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     )
 
 
-def only_v1(connection: ASGIConnection[Any, Any, Any, Any], _handler: BaseRouteHandler) -> None:
-    """The version segment of paths.BASES' first base is `v1` (it is a parameter: paths.py says why)."""
-    version = connection.path_params.get("version")
-    if version is not None and version != VERSION:
-        raise NotFoundException()
-
-
 def router(handlers: list[ControllerRouterHandler]) -> Router:
     """`handlers` (each with its paths under paths.BASES), whose errors are answered in OpenAI's envelope."""
-    return Router(path="/", route_handlers=handlers, exception_handlers={Exception: handle}, guards=[only_v1])
+    return Router(path="/", route_handlers=handlers, exception_handlers={Exception: handle})

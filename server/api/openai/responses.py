@@ -29,10 +29,10 @@ from ...protocol.records import Record
 from ...runner.replies import EventStream
 from ..auth import NO_KEY_OPENAI
 from ..body import read_body
-from ..common import app_state, json_response, query, shorten
+from ..common import json_response, query, shorten
 from ..state import AppState
 from . import response_streams
-from .paths import paths
+from .paths import paths, state_of
 
 COLLECTION = paths("/responses")
 ITEM = paths("/responses/{response_id:str}")
@@ -70,7 +70,7 @@ def _param(field: str | None) -> str | None:
 
 
 def _tenant(request: Request[Any, Any, Any]) -> tuple[AppState, str]:
-    state = app_state(request)
+    state = state_of(request)
     return state, state.auth.tenant(request, NO_KEY_OPENAI)
 
 
