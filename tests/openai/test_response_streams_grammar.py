@@ -12,7 +12,7 @@ from server.dialects.responses import stream_wire as ev
 from server.dialects.responses.events import Renderer, render
 from server.protocol import sse
 from server.protocol.content import TextContent
-from server.protocol.deltas import TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from server.protocol.events import (
     ErrorEvent,
     Event,
@@ -258,3 +258,67 @@ def test_a_response_that_ends_before_any_run_still_begins_with_created() -> None
     Grammar().check(stream)
     assert stream.names == ["response.created", "response.queued", "response.failed"]
     assert stream.events[-1]["response"]["error"]["message"] == "Nobody ran it"
+
+
+class _Counting(Renderer):
+    """A renderer that counts the frames it frames one by one (the rest went through a run)."""
+
+    one_by_one = 0
+
+    def _frames(self, chunk: bytes) -> None:
+        self.one_by_one += chunk.count(b"\n\n")
+        super()._frames(chunk)
+
+
+def _long_log() -> bytes:
+    """A log whose text comes in long runs, broken by what a run must not swallow: an empty text, a
+    keep-alive, a function call's arguments, a second text step."""
+    first = [f'w{n} "q" \\ 50% ü\n ' for n in range(40)]
+    second = [f"s{n} " for n in range(30)]
+    call = FunctionCallStep(id="call_1", name="f", arguments={})
+    events: list[Event] = [
+        *_start(),
+        *_text_step(0, *first[:20], stop=False),
+        StepDelta(index=0, delta=TextDelta(text="")),
+        *[StepDelta(index=0, delta=TextDelta(text=word)) for word in first[20:]],
+        StepStop(index=0),
+        StepStart(index=1, step=call),
+        StepDelta(index=1, delta=ArgumentsDelta(arguments='{"a": 1}')),
+        StepStop(index=1),
+        *_text_step(2, *second),
+        *_end("completed", [_answer("".join(first)), call, _answer("".join(second))]),
+    ]
+    log = _frames(*events)
+    middle = log.index(b"event: step.delta", len(log) // 4)
+    return log[:middle] + sse.KEEPALIVE + log[middle:]
+
+
+def render_done() -> bytes:
+    return b"data: [DONE]\n\n"
+
+
+def test_runs_of_deltas_framed_at_once_are_the_frames_one_by_one() -> None:
+    """`feed` frames a run of text deltas in one go (the relay hands over thousands of frames at a time):
+    byte for byte what feeding the frames one at a time makes, whatever the chunks, and from any resume
+    point; and most of a long log's frames do go through the runs."""
+    log = _long_log()
+    frames = [frame + b"\n\n" for frame in log.split(b"\n\n")[:-1]]
+    for after in (None, 0, 5, 30, 60, 10_000):
+        one = Renderer(after=after)
+        expected = b"".join([one.feed(frame) for frame in frames])
+        for size in (7, 13, 64, len(frames)):
+            renderer = _Counting(after=after)
+            chunks = [b"".join(frames[at : at + size]) for at in range(0, len(frames), size)]
+            assert b"".join([renderer.feed(chunk) for chunk in chunks]) == expected, (after, size)
+        if after is None:
+            Grammar().check(_valid(parse(expected + render_done())))
+    # one step's text, as a relay behind its client hands it over: in runs, all but seven frames (the
+    # response's start and end, two each; the step's start and stop; its first delta, which opens the part)
+    words = [f"w{n} " for n in range(500)]
+    long = _frames(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
+    frames = [frame + b"\n\n" for frame in long.split(b"\n\n")[:-1]]
+    for size in (64, len(frames)):
+        renderer = _Counting()
+        chunks = [b"".join(frames[at : at + size]) for at in range(0, len(frames), size)]
+        assert b"".join([renderer.feed(chunk) for chunk in chunks]) == Renderer().feed(long)
+        assert renderer.one_by_one == 7, size

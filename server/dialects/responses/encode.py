@@ -31,7 +31,7 @@ import msgspec
 
 from ...protocol import status as st
 from ...protocol.content import Content, TextContent
-from ...protocol.interaction import Interaction, Usage
+from ...protocol.interaction import Interaction, InteractionConfig, Usage
 from ...protocol.steps import (
     FunctionCallStep,
     McpServerToolCallStep,
@@ -259,3 +259,17 @@ def response(interaction: Interaction, *, background: bool | None = None) -> wir
         top_logprobs=0,
         warnings=interaction.warnings or None,
     )
+
+
+def configured(snapshot: Interaction, config: InteractionConfig | None) -> Interaction:
+    """A stream's start: the log's snapshot (id, model, created) with what the request configured."""
+    if config is None:
+        return snapshot
+    fields = {name: getattr(config, name) for name in InteractionConfig.__struct_fields__}
+    fields["previous_interaction_id"] = getattr(config, "previous_interaction_id", None)
+    return msgspec.structs.replace(snapshot, **fields)
+
+
+def bare(interaction_id: str) -> Interaction:
+    """A stream's start when nothing says more than its id."""
+    return Interaction(id=interaction_id or None, object="interaction", status=st.IN_PROGRESS)

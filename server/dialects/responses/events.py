@@ -49,12 +49,11 @@ from ...protocol.interaction import ErrorInfo, Interaction, InteractionConfig
 from ...protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
 from . import encode, wire
 from . import stream_wire as ev
+from . import text_runs as runs
 from .open_item import OpenItem, empty_step, padding
 from .stream_wire import TEXT_HEAD, TEXT_TAIL
 
 DONE = b"data: [DONE]\n\n"
-_DELTA_FRAME = b"event: step.delta\n"
-_DATA_AT = len(_DELTA_FRAME + b"data: ")
 _text = msgspec.json.Decoder(str)
 _TERMINAL_EVENTS: dict[str, type[ev.Completed | ev.Failed]] = {"completed": ev.Completed, "failed": ev.Failed}
 
@@ -93,14 +92,47 @@ class Renderer:
         return self._start.id or "" if self._start else ""
 
     def feed(self, chunk: bytes) -> bytes:
-        """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield)."""
+        """The Responses frames of a chunk of our frames (whole frames, as the log and the relay yield):
+        its run of text deltas framed at once where it can be (text_runs.py), the rest frame by frame."""
         out = self._out = []
-        decode, after, obfuscate = ev.pieces.decode, self.after, self.obfuscate
+        opened = self._open
+        span = runs.span(chunk, opened is not None and opened.text_fields is not None)
+        if span is None:
+            self._frames(chunk)
+            return b"".join(out)
+        start, end = span
+        if start:
+            self._frames(chunk[:start])
+        run = chunk[start:end] if start or end < len(chunk) else chunk
+        if not self._text_run(run):
+            self._frames(run)
+        if end < len(chunk):
+            self._frames(chunk[end:])
+        return out[0] if len(out) == 1 else b"".join(out)
+
+    def _text_run(self, run: bytes) -> bool:
+        """Frames from a text delta to a text delta framed at once (text_runs.py), when the open part has
+        an item and nothing is dropped or padded; False, with nothing done: frame them one by one."""
+        opened, first = self._open, self.seq + 1
+        fields = opened.text_fields if opened is not None else None
+        if opened is None or fields is None or self.ended or self.obfuscate or first <= self.after:
+            return False
+        framed = runs.frame_run(run, opened.index, fields, first)
+        if framed is None:
+            return False
+        opened.raws += framed.texts
+        self.seq += framed.count
+        self._out.append(framed.frames)
+        return True
+
+    def _frames(self, chunk: bytes) -> None:
+        """Whole frames, one by one."""
+        out, decode, after, obfuscate = self._out, ev.pieces.decode, self.after, self.obfuscate
         for part in chunk.split(b"\n\n"):
-            if part.startswith(_DELTA_FRAME):
+            if part.startswith(runs.DELTA_FRAME):
                 if self.ended:
                     continue
-                piece = decode(part[_DATA_AT:])  # read without the open unions' hook
+                piece = decode(part[runs.DATA_AT :])  # read without the open unions' hook
                 delta, opened = piece.delta, self._open
                 if (
                     delta.type == "text"
@@ -110,8 +142,7 @@ class Renderer:
                     and len(delta.text)
                     and not obfuscate
                 ):
-                    # the common case, one more fragment of an open text part: framed from its bytes, in
-                    # line (this loop is most of a stream's cost)
+                    # one more fragment of an open text part: framed from its bytes, in line
                     opened.raws += delta.text
                     opened.raws += b","
                     seq = self.seq = self.seq + 1
@@ -123,7 +154,6 @@ class Renderer:
                 out.append(part + b"\n\n")
             elif part and not self.ended:
                 self._event(sse.parse(part))
-        return b"".join(out)
 
     def _piece(self, piece: ev.PieceFrame) -> bool:
         """Any other text or arguments delta (False: another kind of delta)."""
@@ -165,7 +195,7 @@ class Renderer:
     # -- the response ------------------------------------------------------------------------------------
 
     def _created(self, snapshot: Interaction) -> None:
-        start = self._start = _configured(snapshot, self.config)
+        start = self._start = encode.configured(snapshot, self.config)
         if self.background:
             queued = msgspec.structs.replace(start, status=st.QUEUED)
             self._emit(ev.Created(sequence_number=0, response=self._response(queued)))
@@ -187,7 +217,7 @@ class Renderer:
         queued: its end alone is in the log), `response.created` from its end, or the stored response."""
         if self._start is None:
             if seed is None:
-                seed = self.config if isinstance(self.config, Interaction) else _bare(interaction_id)
+                seed = self.config if isinstance(self.config, Interaction) else encode.bare(interaction_id)
             self._created(msgspec.structs.replace(seed, status=st.IN_PROGRESS, steps=None, usage=None))
         assert self._start is not None
         return self._start
@@ -285,16 +315,3 @@ async def render(frames: AsyncIterator[bytes], renderer: Renderer) -> AsyncItera
         # closed now (a relay stops its run when its client goes: runner/replies.py)
         if (aclose := getattr(frames, "aclose", None)) is not None:
             await aclose()
-
-
-def _configured(snapshot: Interaction, config: InteractionConfig | None) -> Interaction:
-    """The log's snapshot (id, model, created) with what the request configured."""
-    if config is None:
-        return snapshot
-    fields = {name: getattr(config, name) for name in InteractionConfig.__struct_fields__}
-    fields["previous_interaction_id"] = getattr(config, "previous_interaction_id", None)
-    return msgspec.structs.replace(snapshot, **fields)
-
-
-def _bare(interaction_id: str) -> Interaction:
-    return Interaction(id=interaction_id or None, object="interaction", status=st.IN_PROGRESS)

@@ -176,6 +176,8 @@ class PieceFrame(msgspec.Struct, gc=False):
 
 #: the step.delta frames' decoder
 pieces = msgspec.json.Decoder(PieceFrame)
+
+
 #: a text delta's frame, around its number, its item's fields (`text_fields`) and its text: as `frame` makes
 #: it of a TextDelta without obfuscation, at a fifth of the cost (a stream is mostly these)
 TEXT_HEAD = (
