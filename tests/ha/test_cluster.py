@@ -227,7 +227,7 @@ def test_a_worker_lost_mid_run_is_found_through_the_queues_redis(
                 worker.signal(signal.SIGKILL)
                 worker.wait(5)
                 stack.start_worker(**env)
-                until(lambda: client.get(item).json()["status"] == "failed", timeout=20)
+                until_failed(client, item, stack)
                 record = client.get(item).json()
                 assert record["errors"][0]["code"] == "worker_lost" and record["steps"]
                 until(lambda: lease(queue, member) == 0, timeout=5)
@@ -235,6 +235,22 @@ def test_a_worker_lost_mid_run_is_found_through_the_queues_redis(
                 queue.close()
     finally:
         stack.stop()
+
+
+def until_failed(client: httpx.Client, item: str, stack: Stack) -> None:
+    """The lease lapses, then the reaper's next pass fails the run (a loaded machine may delay both): a
+    failure says which statuses were seen and what the workers logged."""
+    seen: list[str] = []
+
+    def failed() -> bool:
+        seen.append(client.get(item).json()["status"])
+        return seen[-1] == "failed"
+
+    try:
+        until(failed, timeout=30)
+    except TimeoutError:
+        logs = "\n".join(proc.log_path.read_text(errors="replace")[-1500:] for proc in stack.workers)
+        raise AssertionError(f"never failed: statuses {sorted(set(seen))}; workers:\n{logs}") from None
 
 
 def lease(queue: redis.Redis, member: str) -> float:
