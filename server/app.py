@@ -10,7 +10,7 @@ from litestar import Litestar
 from litestar.types import ControllerRouterHandler
 
 from . import settings as settings_module
-from .api import agents, docs, health, interactions, openapi, playground, search, webhooks
+from .api import agents, docs, generate, health, interactions, openapi, playground, search, webhooks
 from .api import metrics as metrics_api
 from .api import models as models_api
 from .api.auth import Authenticator
@@ -57,6 +57,7 @@ def _handlers(settings: Settings) -> list[ControllerRouterHandler]:
         *webhooks.HANDLERS,
         *agents.HANDLERS,
         *models_api.HANDLERS,
+        *generate.HANDLERS,
         *health.HANDLERS,
         openapi.document,
         *docs.HANDLERS,

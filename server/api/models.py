@@ -72,7 +72,8 @@ async def models_options() -> Response[None]:
 
 @route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
 async def model_item_options() -> Response[None]:
-    return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS"})
+    # POST: a model's methods (generate.py: `models/m:generateContent`, ...)
+    return Response(None, status_code=204, headers={"Allow": "GET, POST, OPTIONS"})
 
 
 HANDLERS = [models_options, model_item_options, list_models, get_model]

@@ -89,6 +89,10 @@ class ImageConfig(Wire):
     image_size: str | None = None
 
 
+#: the token budget each thinking level stands for, where a provider (or a dialect) counts thinking in tokens
+THINKING_BUDGETS = {"minimal": 512, "low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768}
+
+
 class GenerationConfig(Wire):
     temperature: float | None = None
     top_p: float | None = None

@@ -19,8 +19,9 @@ from ..protocol.paging import page_size
 from ..settings import EchoSettings, ModelRoute
 from .routing import BUILTIN_MODELS
 
-#: what a listed model can be used for here: only the Interactions API's create (no generateContent)
-METHODS: Final = ("createInteraction",)
+#: what a listed model can be used for here: Gemini's generateContent dialect (api/generate.py; its stream
+#: is not listed apart, as Google lists none) and the Interactions API's create, for every model
+METHODS: Final = ("generateContent", "countTokens", "createInteraction")
 #: list paging, as the other lists: 50 by default, 1000 at most (more is read as 1000, AIP-158)
 DEFAULT_PAGE_SIZE: Final = 50
 MAX_PAGE_SIZE: Final = 1000

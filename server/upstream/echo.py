@@ -53,6 +53,10 @@ class EchoBackend:
         self.max_words = max_words
         self.counted = _CountedHistories()
 
+    async def count_tokens(self, history: list[Step]) -> int:
+        """What a turn on `history` counts as its input (runner/counting.py: countTokens)."""
+        return await _words(history)
+
     async def _input_words(self, history: list[Step]) -> int:
         """The words of `history`, counting only what follows its longest start counted before. The
         counts through its last step and through the one before are remembered: the next turn of the

@@ -121,7 +121,6 @@ class StepSequencer:
 # ---------------------------------------------------------------------------------------------------------
 # Request-side helpers
 
-THINKING_BUDGETS = {"minimal": 512, "low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768}
 _json = msgspec.json.Encoder()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ...upstream.catalog import MAX_PAGE_SIZE, PAGE_TOKEN_PATTERN, Model, ModelList
+from ...upstream.catalog import MAX_PAGE_SIZE, METHODS, PAGE_TOKEN_PATTERN, Model, ModelList
 from .common import Json, ref, schema_hook
 from .parameters import errors
 from .resources import prefixed, reply
@@ -86,8 +86,9 @@ def model_schemas() -> Json:
     model["properties"]["name"]["pattern"] = "^models/"
     model["properties"]["supportedGenerationMethods"] = {
         "type": "array",
-        "items": {"type": "string", "enum": ["createInteraction"]},
-        "description": "What the model serves here: the Interactions API's create (no generateContent)",
+        "items": {"type": "string", "enum": list(METHODS)},
+        "description": "What the model serves here: generateContent (and its stream), countTokens, and the "
+        "Interactions API's create",
     }
     model["properties"]["outputTokenLimit"] = {
         "type": "integer",

@@ -1,9 +1,11 @@
-"""Gemini's `generateContent` on the wire: the request we send and the `GenerateContentResponse`s we read.
+"""Gemini's `generateContent` on the wire, both ways: the request our Gemini backend sends and the
+`GenerateContentResponse`s it reads (upstream/gemini/), and the request this server's own generateContent
+reads and the responses it answers (dialects/generate/).
 
-The wire is camelCase (`rename="camel"`). A `Part` and a `Content` have one shape both ways, so the request
-builder and the decoder share them. Fields we send are left out when unset (`omit_defaults`), as Gemini
-treats a field that is present as set; fields we read have defaults, since a chunk carries only what changed,
-and whatever else a chunk holds (`modelVersion`, `citationMetadata`, grounding, ...) is skipped unread.
+The wire is camelCase (`rename="camel"`). A `Part` and a `Content` have one shape both ways. Fields are left
+out when unset (`omit_defaults`), as Gemini treats a field that is present as set; every field has a
+default, since a chunk carries only what changed, and whatever else a chunk holds (`citationMetadata`,
+grounding, ...) is skipped unread.
 """
 
 from __future__ import annotations
@@ -11,9 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...protocol.base import Wire
-
-#: the backend kind in models.toml, and the name native data is sealed with when no other is given
-KIND = "gemini"
 
 
 class Camel(Wire, rename="camel"):
@@ -118,12 +117,23 @@ class GenerationConfig(Camel):
     #: standard JSON Schema as clients write it (`responseSchema` takes an OpenAPI subset that rejects some)
     response_json_schema: dict[str, Any] | None = None
     response_modalities: list[str] | None = None
+    # read by the generateContent dialect only (dialects/generate/decode.py: served, or refused by name)
+    #: Google's OpenAPI subset (`type: "OBJECT"`, ...)
+    response_schema: dict[str, Any] | None = None
+    candidate_count: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_logprobs: bool | None = None
+    logprobs: int | None = None
+    media_resolution: str | None = None
 
 
 class FunctionDeclaration(Camel):
     name: str
     description: str | None = None
     parameters_json_schema: dict[str, Any] | None = None
+    #: Google's OpenAPI subset, as the SDKs write a Python function's (read by the dialect only)
+    parameters: dict[str, Any] | None = None
 
 
 class GoogleMaps(Camel):
@@ -181,6 +191,8 @@ class SafetySetting(Camel):
 
 class GenerateContentRequest(Camel):
     contents: list[Content]
+    #: in a countTokens body's `generateContentRequest` (the model of the path, again)
+    model: str | None = None
     system_instruction: Content | None = None
     generation_config: GenerationConfig | None = None
     tools: list[Tool] | None = None
@@ -197,6 +209,7 @@ class Candidate(Camel):
     content: Content | None = None
     finish_reason: str | None = None
     finish_message: str | None = None
+    index: int | None = None
 
 
 class PromptFeedback(Camel):
@@ -232,4 +245,22 @@ class GenerateContentResponse(Camel):
     candidates: list[Candidate] | None = None
     prompt_feedback: PromptFeedback | None = None
     usage_metadata: UsageMetadata | None = None
+    model_version: str | None = None
+    response_id: str | None = None
     error: Status | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# countTokens
+
+
+class CountTokensRequest(Camel):
+    """`contents`, or a whole `generateContentRequest` (its system instruction and tools count too)."""
+
+    contents: list[Content] | None = None
+    generate_content_request: GenerateContentRequest | None = None
+
+
+class CountTokensResponse(Camel, omit_defaults=False):
+    total_tokens: int
+    cached_content_token_count: int | None = None

@@ -28,12 +28,11 @@ from ...protocol.steps import (
     ThoughtStep,
     UserInputStep,
 )
-from ...protocol.tools import FunctionTool, GenerationConfig
+from ...protocol.tools import THINKING_BUDGETS, FunctionTool, GenerationConfig
 from .. import native
 from ..base import UpstreamRequest
 from ..emit import (
     NO_RESULT,
-    THINKING_BUDGETS,
     OpenCalls,
     json_output,
     result_text,

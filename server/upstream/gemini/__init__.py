@@ -12,8 +12,8 @@ attached again to the next part when the history is replayed, which is where Gem
 from .backend import GeminiBackend
 from .contents import build_contents, content_part
 from .decode import GeminiDecoder, map_usage
+from .kind import KIND
 from .request import build_body
-from .wire import KIND
 
 __all__ = [
     "KIND",

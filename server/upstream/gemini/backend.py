@@ -9,8 +9,8 @@ from ..base import UpstreamEvent, UpstreamRequest
 from ..emit import check_request
 from ..transport import HTTPBackend, api_key, join_url
 from .decode import GeminiDecoder
+from .kind import KIND
 from .request import SUPPORTED_TOOLS, build_body
-from .wire import KIND
 
 
 class GeminiBackend(HTTPBackend):

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ...dialects.generate import wire
 from ...protocol.content import (
     AudioContent,
     Content,
@@ -33,8 +34,7 @@ from ...protocol.steps import (
 )
 from .. import native
 from ..emit import NO_RESULT, OpenCalls, result_text
-from . import wire
-from .wire import KIND
+from .kind import KIND
 
 _DEFAULT_MIME = {ImageContent: "image/png", AudioContent: "audio/wav", VideoContent: "video/mp4"}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from ...dialects.generate import wire
 from ...protocol.deltas import ImageDelta
 from ...protocol.interaction import ErrorInfo, ModalityTokens, Usage
 from ...protocol.steps import CodeExecutionCallStep, CodeExecutionResultStep
@@ -17,8 +18,7 @@ from .. import native
 from ..base import Finished, UpstreamError, UsageReported
 from ..emit import to_json
 from ..stream import Events, JsonStreamDecoder
-from . import wire
-from .wire import KIND
+from .kind import KIND
 
 _BLOCKED = {
     "SAFETY": "the response was blocked by Gemini's safety filters",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...dialects.generate import wire
 from ...protocol.tools import (
+    THINKING_BUDGETS,
     CodeExecutionTool,
     ComputerUseTool,
     FileSearchTool,
@@ -15,10 +17,9 @@ from ...protocol.tools import (
     UrlContextTool,
 )
 from ..base import UpstreamRequest
-from ..emit import THINKING_BUDGETS, json_output, tool_choice
-from . import wire
+from ..emit import json_output, tool_choice
 from .contents import build_contents
-from .wire import KIND
+from .kind import KIND
 
 #: the tools Gemini runs itself, beside function declarations
 SUPPORTED_TOOLS = (

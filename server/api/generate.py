@@ -1,0 +1,138 @@
+"""Gemini's generateContent dialect (dialects/generate/): `POST .../models/{model}:{method}` on every version
+path and in both Vertex forms, as the google-genai SDKs call it.
+
+    :generateContent          one turn, stateless (a store=false create of the Interactions use case):
+                              a GenerateContentResponse
+    :streamGenerateContent    the same turn streamed: with `alt=sse`, SSE events of chunks; without, one
+                              JSON array of the chunks, written as they come
+    :countTokens              {totalTokens}: the backend's own count, or our estimate (runner/counting.py)
+
+Nothing is stored, so there is nothing to get. What the server could not apply is said in the
+`x-ix-warnings` header (unknown fields, safety settings a backend cannot apply, a count that is an
+estimate): the response has no field for it. A failed turn is an error in Google's shape (502, or the
+stream's last chunk). When the client goes away, the run stops and the upstream call is closed (the relay's
+close, runner/replies.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litestar import Request, Response, post
+from litestar.response import Stream
+
+from ..dialects.generate import decode, encode, wire
+from ..dialects.generate.contents import steps_of, system_text
+from ..dialects.generate.events import Chunks, render
+from ..observability import metrics
+from ..protocol import sse
+from ..protocol.codec import json_encoder
+from ..runner.counting import count_tokens
+from ..runner.ids import new_id
+from ..runner.replies import Reply
+from .body import read_body
+from .common import BASES, shorten, state_of
+from .errors import ApiError
+from .state import AppState
+
+#: the model paths: Google's (`/v1beta/models/m:generateContent`), the Vertex form of BASES, and Vertex's
+#: own (`.../publishers/google/models/m:generateContent`); `name` holds `m:method`
+ITEM = [
+    *(f"{base}/models/{{name:path}}" for base in BASES),
+    f"{BASES[1]}/publishers/{{publisher:str}}/models/{{name:path}}",
+]
+WARNINGS_HEADER = "x-ix-warnings"
+_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+
+
+@post(ITEM, status_code=200)
+async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Stream:
+    state = state_of(request)
+    model, _, method = str(request.path_params["name"]).lstrip("/").rpartition(":")
+    if method not in _METHODS or not model:
+        shown = shorten(str(request.path_params["name"]))
+        raise ApiError(404, f"No method {shown!r} here: {', '.join(_METHODS)} are served")
+    model = model.removeprefix("models/")
+    tenant = state.auth.tenant(request)
+    http = state.settings.http
+    body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
+    if method == "countTokens":
+        return await _count(state, model, body)
+    stream = method == "streamGenerateContent"
+    turn = decode.decode(body, model, stream=stream, strict=http.strict_unknown_fields)
+    warnings = [
+        *turn.warnings,
+        *_unapplied(state, turn.create.model or "", bool(turn.create.safety_settings)),
+    ]
+    reply = await state.creator.create(tenant, turn.create, turn.steps, warnings)
+    response_id = new_id().removeprefix("v1_")
+    if isinstance(reply, Reply):
+        interaction = reply.interaction
+        failed = encode.failure(interaction)
+        if failed is not None:
+            raise ApiError(502, f"The model call failed: {failed.message}")
+        return _json(encode.response(interaction, response_id), interaction.warnings or warnings)
+    chunks = Chunks(response_id, model)
+    sse_form = request.query_params.get("alt") == "sse"
+    framed = _sse(render(reply.frames, chunks)) if sse_form else _array(render(reply.frames, chunks))
+    media = "text/event-stream" if sse_form else "application/json"
+    headers = {**sse.HEADERS, **_warnings_header(warnings)}
+    return Stream(metrics.streaming(framed), media_type=media, headers=headers, status_code=200)
+
+
+def _unapplied(state: AppState, model: str, safety: bool) -> list[str]:
+    """Safety settings given to a backend that does not apply them (Gemini's does)."""
+    if not safety:
+        return []
+    backend, _ = state.creator.router.resolve(model)
+    if getattr(backend, "kind", None) == "gemini":
+        return []
+    return [f"safetySettings: not applied (the {backend.name} backend has none)"]
+
+
+async def _count(state: AppState, model: str, body: bytes) -> Response[bytes]:
+    request, warnings = decode.read(
+        body, wire.CountTokensRequest, strict=state.settings.http.strict_unknown_fields
+    )
+    inner = request.generate_content_request
+    contents = inner.contents if inner is not None else request.contents
+    if not contents:
+        raise ApiError(400, "`contents` (or `generateContentRequest.contents`) is required")
+    system = system_text(inner.system_instruction) if inner is not None else None
+    total, estimated = await count_tokens(state.creator.router, model, steps_of(contents), system)
+    if estimated:
+        warnings.append("totalTokens: this server's estimate (4 characters a token, 258 a media part)")
+    return _json(wire.CountTokensResponse(total_tokens=total), warnings)
+
+
+def _json(value: Any, warnings: list[str]) -> Response[bytes]:
+    return Response(
+        content=json_encoder.encode(value),
+        status_code=200,
+        media_type="application/json",
+        headers=_warnings_header(warnings),
+    )
+
+
+def _warnings_header(warnings: list[str]) -> dict[str, str]:
+    # one header line: a warning's text holds no line break (they name fields)
+    return {WARNINGS_HEADER: " | ".join(warnings)} if warnings else {}
+
+
+async def _sse(chunks: AsyncIterator[list[wire.GenerateContentResponse]]) -> AsyncIterator[bytes]:
+    async for made in chunks:
+        yield b"".join(b"data: " + json_encoder.encode(chunk) + b"\r\n\r\n" for chunk in made)
+
+
+async def _array(chunks: AsyncIterator[list[wire.GenerateContentResponse]]) -> AsyncIterator[bytes]:
+    """One JSON array, its elements written as they come (Google's form without `alt=sse`)."""
+    opened = False
+    async for made in chunks:
+        encoded = b",\r\n".join(json_encoder.encode(chunk) for chunk in made)
+        yield (b",\r\n" if opened else b"[") + encoded
+        opened = True
+    yield b"]" if opened else b"[]"
+
+
+HANDLERS = [model_method]

@@ -1,0 +1,140 @@
+"""streamGenerateContent's grammar, the one place it lives: our event log's frames as a stream of
+`GenerateContentResponse` chunks, each what Gemini streams, pure.
+
+    step.start of model_output        its content, if it holds any, as a chunk
+    step.delta text                   a chunk of one text part
+    step.delta thought_summary        a chunk of one part {text, thought: true}
+    step.delta thought_signature      held, and given to the next part (or to an empty text part at the
+                                      end), as encode.py does for a whole response
+    step.stop of a function_call      a chunk of one part {functionCall: {name, args}} (its arguments
+                                      whole: Gemini streams a call whole)
+    interaction.completed             the last chunk: finishReason, usageMetadata
+    error                             a chunk `{"error": {code, message, status}}`, the stream's end
+
+Every chunk carries `modelVersion` and `responseId`. Two framings (api/generate.py): with `alt=sse`, each
+chunk is an SSE event `data: <json>` (no `[DONE]`: the body ends); without it, one JSON array of the
+chunks, written as they come.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+from ...protocol import sse
+from ...protocol.content import TextContent
+from ...protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from ...protocol.events import ErrorEvent, InteractionCompleted, StepDelta, StepStart, StepStop
+from ...protocol.interaction import ErrorInfo, Interaction
+from ...protocol.steps import FunctionCallStep, ModelOutputStep
+from . import encode, wire
+
+#: the HTTP status and Google's status name an error of the stream's end is told with
+_STATUSES = {"unavailable": (503, "UNAVAILABLE"), "deadline_exceeded": (504, "DEADLINE_EXCEEDED")}
+_INTERNAL = (500, "INTERNAL")
+
+
+class Chunks:
+    """One stream's state: the response's id and model, the call being streamed, a held signature."""
+
+    def __init__(self, response_id: str, model: str) -> None:
+        self.response_id, self.model = response_id, model
+        self.ended = False
+        self._calls: dict[int, tuple[str, list[str]]] = {}
+        self._signature: str | None = None
+
+    def feed(self, chunk: bytes) -> list[wire.GenerateContentResponse]:
+        out: list[wire.GenerateContentResponse] = []
+        for part in chunk.split(b"\n\n"):
+            if part and part[:1] != b":" and not self.ended:
+                made = self._event(sse.parse(part))
+                if made is not None:
+                    out.append(made)
+        return out
+
+    def _event(self, event: object) -> wire.GenerateContentResponse | None:
+        if isinstance(event, StepDelta):
+            return self._delta(event.index, event.delta)
+        if isinstance(event, StepStart):
+            if isinstance(event.step, FunctionCallStep):
+                args = [json.dumps(event.step.arguments)] if event.step.arguments else []
+                self._calls[event.index] = (event.step.name, args)
+            elif isinstance(event.step, ModelOutputStep) and event.step.content:
+                return self._parts(encode.step_parts(event.step))
+            return None
+        if isinstance(event, StepStop):
+            return self._call_end(event.index)
+        if isinstance(event, InteractionCompleted):
+            self.ended = True
+            return self._end(event.interaction)
+        if isinstance(event, ErrorEvent):
+            self.ended = True
+            return self.error(event.error)
+        return None
+
+    def _delta(self, index: int, delta: object) -> wire.GenerateContentResponse | None:
+        if isinstance(delta, TextDelta):
+            return self._parts([wire.Part(text=delta.text)]) if delta.text else None
+        if isinstance(delta, ThoughtSummaryDelta) and isinstance(delta.content, TextContent):
+            return self._parts([wire.Part(text=delta.content.text, thought=True)])
+        if isinstance(delta, ThoughtSignatureDelta):
+            self._signature = delta.signature
+        elif isinstance(delta, ArgumentsDelta) and index in self._calls:
+            self._calls[index][1].append(delta.arguments)
+        return None
+
+    def _call_end(self, index: int) -> wire.GenerateContentResponse | None:
+        call = self._calls.pop(index, None)
+        if call is None:
+            return None
+        name, fragments = call
+        text = "".join(fragments)
+        args = json.loads(text) if text else {}
+        return self._parts([wire.Part(function_call=wire.FunctionCall(name=name, args=args))])
+
+    def _parts(self, parts: list[wire.Part]) -> wire.GenerateContentResponse | None:
+        if not parts:
+            return None
+        if self._signature is not None:
+            parts[0].thought_signature, self._signature = self._signature, None
+        candidate = wire.Candidate(content=wire.Content(role="model", parts=parts), index=0)
+        return self._chunk([candidate])
+
+    def _end(self, interaction: Interaction) -> wire.GenerateContentResponse:
+        parts = [wire.Part(text="", thought_signature=self._signature)] if self._signature else []
+        candidate = wire.Candidate(
+            content=wire.Content(role="model", parts=parts) if parts else None,
+            finish_reason=encode.finish_reason(interaction),
+            index=0,
+        )
+        made = self._chunk([candidate])
+        made.usage_metadata = encode.usage_metadata(interaction.usage)
+        failed = encode.failure(interaction)
+        if failed is not None:
+            return self.error(failed)
+        return made
+
+    def error(self, error: ErrorInfo) -> wire.GenerateContentResponse:
+        code, status = _STATUSES.get(error.code, _INTERNAL)
+        return wire.GenerateContentResponse(
+            error=wire.Status(code=code, message=error.message, status=status)
+        )
+
+    def _chunk(self, candidates: list[wire.Candidate]) -> wire.GenerateContentResponse:
+        return wire.GenerateContentResponse(
+            candidates=candidates, model_version=self.model or None, response_id=self.response_id
+        )
+
+
+async def render(
+    frames: AsyncIterator[bytes], chunks: Chunks
+) -> AsyncIterator[list[wire.GenerateContentResponse]]:
+    """The chunks of a stream of our frames, a list per read."""
+    try:
+        async for read in frames:
+            if made := chunks.feed(read):
+                yield made
+    finally:
+        # closed now (a relay stops its run when its client goes: runner/replies.py)
+        if (aclose := getattr(frames, "aclose", None)) is not None:
+            await aclose()
