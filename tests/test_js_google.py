@@ -26,3 +26,23 @@ def test_an_interaction_created_and_read_back(base_url: str, api_key: str, retri
     assert [step["type"] for step in got["steps"]] == ["user_input", "model_output"]
     stored = sdk(base_url, api_key).interactions.get(created["id"])
     assert stored.id == created["id"] and stored.status == "completed"
+
+
+@pytest.mark.parametrize("retries", [0, None])
+def test_generate_content_stream_count_and_chat(base_url: str, api_key: str, retries: int | None) -> None:
+    """models.generateContent, generateContentStream and countTokens, and a chat of two turns, on the
+    SDK's default `/v1` (beside OpenAI's routes there)."""
+    settings = {"baseUrl": base_url, "apiKey": api_key, "retries": retries}
+    answer = js_sdk.run("google_generate.mjs", {**settings, "model": "echo", "contents": "hello js world"})
+    assert "thrown" not in answer, answer
+    assert answer["text"] == "hello js world" and answer["finish"] == "STOP"
+    assert answer["usage"]["promptTokenCount"] == 3 and answer["usage"]["totalTokenCount"] == 6
+    assert "".join(chunk["text"] for chunk in answer["chunks"]) == "hello js world"
+    assert answer["chunks"][-1]["finish"] == "STOP"
+    assert answer["totalTokens"] == 3
+    assert answer["turns"] == ["first", "second turn"] and answer["history"] == ["user", "model"] * 2
+    assert answer["sent"][:3] == [
+        "POST /v1/models/echo:generateContent",
+        "POST /v1/models/echo:streamGenerateContent",
+        "POST /v1/models/echo:countTokens",
+    ]

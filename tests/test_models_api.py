@@ -56,7 +56,7 @@ def test_the_sdk_lists_the_literal_names_and_the_builtins(stack: Stack) -> None:
     models = list(sdk(stack.url, new_key()).models.list())
     assert [m.name for m in models] == [f"models/{name}" for name in LISTED]
     assert all(m.display_name for m in models)
-    assert all(m.supported_actions == ["createInteraction"] for m in models)
+    assert all(m.supported_actions == ["generateContent", "countTokens", "createInteraction"] for m in models)
     by_name = {m.name: m for m in models}
     assert by_name["models/house-model"].description == "Served by the openai backend"
     assert by_name["models/claude-house"].description == "Served by the anthropic backend"
@@ -72,7 +72,7 @@ def test_the_sdk_gets_one_model(stack: Stack) -> None:
     client = sdk(stack.url, new_key())
     echo = client.models.get(model="echo")
     assert echo.name == "models/echo"
-    assert echo.supported_actions == ["createInteraction"]
+    assert echo.supported_actions == ["generateContent", "countTokens", "createInteraction"]
     assert echo.output_token_limit == 65536
     slow = client.models.get(model="models/echo-slow")
     assert slow.name == "models/echo-slow" and "50 ms" in (slow.description or "")

@@ -9,8 +9,9 @@ path and in both Vertex forms, as the google-genai SDKs call it.
 
 Nothing is stored, so there is nothing to get. What the server could not apply is said in the
 `x-ix-warnings` header (unknown fields, safety settings a backend cannot apply, a count that is an
-estimate): the response has no field for it. A failed turn is an error in Google's shape (502, or the
-stream's last chunk). When the client goes away, the run stops and the upstream call is closed (the relay's
+estimate): the response has no field for it. A failed turn is an error in Google's shape, with the status
+the upstream's failure stands for (encode.error_status: 429, 503, 504, else 502), or the stream's last
+chunk. When the client goes away, the run stops and the upstream call is closed (the relay's
 close, runner/replies.py).
 """
 
@@ -71,7 +72,8 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
         interaction = reply.interaction
         failed = encode.failure(interaction)
         if failed is not None:
-            raise ApiError(502, f"The model call failed: {failed.message}")
+            code, status = encode.error_status(failed.code)
+            raise ApiError(code, f"The model call failed: {failed.message}", status=status)
         return _json(encode.response(interaction, response_id), interaction.warnings or warnings)
     chunks = Chunks(response_id, model)
     sse_form = request.query_params.get("alt") == "sse"

@@ -149,7 +149,9 @@ def test_the_google_sdk_gets_googles_shape_on_the_same_paths(
 ) -> None:
     models = list(google.models.list())
     assert [model.name for model in models] == [f"models/{name}" for name in OWNERS]
-    assert all(model.supported_actions == ["createInteraction"] for model in models)
+    assert all(
+        model.supported_actions == ["generateContent", "countTokens", "createInteraction"] for model in models
+    )
     echo = google.models.get(model="echo")
     assert echo.name == "models/echo" and echo.output_token_limit == 65536
     assert google.models.get(model="house/echo").name == "models/house/echo"

@@ -108,6 +108,22 @@ def failure(interaction: Interaction) -> ErrorInfo | None:
     return None if error.code == BLOCKED else error
 
 
+#: how a failed turn's error is told (HTTP status, Google's status name), by our error code: what an upstream
+#: answered keeps its meaning for the client's retries (the SDKs retry 429 and 5xx), anything else is a 502
+_ERRORS = {
+    "upstream_429": (429, "RESOURCE_EXHAUSTED"),
+    "upstream_503": (503, "UNAVAILABLE"),
+    "upstream_unavailable": (503, "UNAVAILABLE"),
+    "unavailable": (503, "UNAVAILABLE"),
+    "upstream_timeout": (504, "DEADLINE_EXCEEDED"),
+}
+_FAILED = (502, "UNAVAILABLE")
+
+
+def error_status(code: str) -> tuple[int, str]:
+    return _ERRORS.get(code, _FAILED)
+
+
 def usage_metadata(counted: Usage | None) -> wire.UsageMetadata:
     counted = counted or Usage()
     prompt = (counted.total_input_tokens or 0) + (counted.total_tool_use_tokens or 0)

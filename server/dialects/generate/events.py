@@ -29,10 +29,6 @@ from ...protocol.interaction import ErrorInfo, Interaction
 from ...protocol.steps import FunctionCallStep, ModelOutputStep
 from . import encode, wire
 
-#: the HTTP status and Google's status name an error of the stream's end is told with
-_STATUSES = {"unavailable": (503, "UNAVAILABLE"), "deadline_exceeded": (504, "DEADLINE_EXCEEDED")}
-_INTERNAL = (500, "INTERNAL")
-
 
 class Chunks:
     """One stream's state: the response's id and model, the call being streamed, a held signature."""
@@ -115,7 +111,7 @@ class Chunks:
         return made
 
     def error(self, error: ErrorInfo) -> wire.GenerateContentResponse:
-        code, status = _STATUSES.get(error.code, _INTERNAL)
+        code, status = encode.error_status(error.code)
         return wire.GenerateContentResponse(
             error=wire.Status(code=code, message=error.message, status=status)
         )
