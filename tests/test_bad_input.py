@@ -415,10 +415,12 @@ def test_unknown_route_is_404_json(http: httpx.Client) -> None:
         ("GET", "/v1beta/models/echo:generateContent"),
     ]:
         assert_error(http.request(method, path), 404)
-    # generateContent is not served: its path is a model's, which answers GET only (a JSON 405 saying so)
-    refused = http.post("/v1beta/models/echo:generateContent", json={})
+    # a model's method that is not served (api/generate.py serves three) is no route either
+    assert "generateContent" in assert_error(http.post("/v1beta/models/echo:embedContent", json={}), 404)
+    # a method of HTTP a model's path does not answer: a JSON 405 that says which it does
+    refused = http.delete("/v1beta/models/echo")
     assert_error(refused, 405)
-    assert "GET" in refused.headers["allow"]
+    assert "GET" in refused.headers["allow"] and "POST" in refused.headers["allow"]
 
 
 async def test_bad_version_segment_is_404(http: httpx.Client, redis: aioredis.Redis, tenant: str) -> None:

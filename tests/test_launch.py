@@ -126,7 +126,7 @@ def readme_block(language: str, containing: str) -> str:
 
 
 def test_the_readme_tour_passes_against_make_run(launched: Launched) -> None:
-    tour = readme_block("python", "genai.Client(")
+    tour = readme_block("python", "previous_interaction_id=first.id")
     client_line = 'http_options={"base_url": "http://127.0.0.1:8000"}'
     assert tour.count(client_line) == 1
     # the same code, pointed at this server, with the SDK's retries off so a 5xx is an error
@@ -151,6 +151,17 @@ def test_the_readme_tour_passes_against_make_run(launched: Launched) -> None:
     assert client.interactions.get(names["job"].id).status == "cancelled"
     with pytest.raises(NotFoundError):
         client.interactions.get(names["first"].id)
+
+
+def test_the_readme_generate_content_block_passes_against_make_run(launched: Launched) -> None:
+    block = readme_block("python", "generate_content(")
+    client_line = 'http_options={"base_url": "http://127.0.0.1:8000"}'
+    assert block.count(client_line) == 1
+    no_retries = f'http_options={{"base_url": "{launched.url}", "retry_options": {{"attempts": 1}}}}'
+    printed = StringIO()
+    with redirect_stdout(printed):
+        exec(compile(block.replace(client_line, no_retries), "README.md generateContent", "exec"), {})
+    assert printed.getvalue().splitlines() == ["Hello there", "one two three", "4", "first second"]
 
 
 def test_the_readme_curl_example_answers(launched: Launched) -> None:

@@ -118,8 +118,12 @@ def _json(value: Any, warnings: list[str]) -> Response[bytes]:
 
 
 def _warnings_header(warnings: list[str]) -> dict[str, str]:
-    # one header line: a warning's text holds no line break (they name fields)
-    return {WARNINGS_HEADER: " | ".join(warnings)} if warnings else {}
+    """One header line, in ASCII: a warning may name a field the client sent (any character, a line
+    break too), which a header cannot hold as it is."""
+    if not warnings:
+        return {}
+    joined = " | ".join(warnings).encode("ascii", "backslashreplace").decode()
+    return {WARNINGS_HEADER: joined.replace("\r", "\\r").replace("\n", "\\n")}
 
 
 async def _sse(chunks: AsyncIterator[list[wire.GenerateContentResponse]]) -> AsyncIterator[bytes]:

@@ -71,9 +71,10 @@ async def models_options() -> Response[None]:
 
 
 @route(ITEM, http_method=HttpMethod.OPTIONS, include_in_schema=False)
-async def model_item_options() -> Response[None]:
-    # POST: a model's methods (generate.py: `models/m:generateContent`, ...)
-    return Response(None, status_code=204, headers={"Allow": "GET, POST, OPTIONS"})
+async def model_item_options(request: Request[Any, Any, Any]) -> Response[None]:
+    # a model is read (GET); one of its methods (`models/m:generateContent`: generate.py) is called
+    allowed = "POST, OPTIONS" if ":" in str(request.path_params["name"]) else "GET, OPTIONS"
+    return Response(None, status_code=204, headers={"Allow": allowed})
 
 
 HANDLERS = [models_options, model_item_options, list_models, get_model]

@@ -223,6 +223,13 @@ def test_an_unknown_method_or_field_is_said(base_url: str, api_key: str) -> None
         f"{base_url}/v1beta/models/echo:generateContent", json=body, headers=headers, timeout=30
     )
     assert warned.status_code == 200 and "frobnicate" in warned.headers["x-ix-warnings"]
+    # a name no header can hold as it is: escaped, on one line
+    odd = {"contents": [{"parts": [{"text": "x"}]}], "bad\nname \u00fc": 1}
+    escaped = httpx.post(
+        f"{base_url}/v1beta/models/echo:generateContent", json=odd, headers=headers, timeout=30
+    )
+    assert escaped.status_code == 200, escaped.text
+    assert "bad\\nname \\xfc" in escaped.headers["x-ix-warnings"]
 
 
 def test_the_sdk_sees_a_refusal_as_a_client_error(base_url: str, api_key: str) -> None:

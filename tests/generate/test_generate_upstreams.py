@@ -111,6 +111,18 @@ def test_a_thought_signature_comes_back_to_gemini_unchanged(
     assert any(part.get("thoughtSignature") == "c2lnLWdlbWluaQ==" for part in replayed["parts"]), replayed
 
 
+def test_a_streamed_thought_keeps_its_summary_and_its_signature(
+    url: str, api_key: str, upstreams: Upstreams
+) -> None:
+    upstreams.gemini.add(gm.gemini_thought_script(thought="Think.", text="42", signature="c2lnLWdlbWluaQ=="))
+    chunks = list(client(url, api_key).models.generate_content_stream(model=MODEL["gemini"], contents="?"))
+    parts = [part for chunk in chunks for part in (chunk.candidates or [])[0].content.parts or []]  # type: ignore[union-attr]
+    assert [part.text for part in parts if part.thought] == ["Think."]
+    assert "".join(part.text or "" for part in parts if not part.thought) == "42"
+    signed = [part.thought_signature for part in parts if part.thought_signature]
+    assert len(signed) == 1 and signed[0]
+
+
 class City(BaseModel):
     name: str
     population: int

@@ -124,8 +124,11 @@ def _append_text(steps: list[Step], text: str) -> None:
 
 
 def _result(response: wire.FunctionResponse, calls: list[FunctionCallStep], field: str) -> FunctionResultStep:
-    """The result of the first call of the model's turn with this name that has none yet."""
-    match = next((call for call in calls if call.name == response.name), None)
+    """The result of the model turn's call with this id, else of its first call with this name that has
+    none yet."""
+    match = next((call for call in calls if response.id and call.id == response.id), None) or next(
+        (call for call in calls if call.name == response.name), None
+    )
     if match is None:
         message = f"No function call named {response.name!r} in the model's turn before it"
         raise InvalidArgument(message, f"{field}.functionResponse.name")

@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 
+import msgspec
+
 from ...protocol import sse
 from ...protocol.content import TextContent
 from ...protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from ...protocol.events import ErrorEvent, InteractionCompleted, StepDelta, StepStart, StepStop
 from ...protocol.interaction import ErrorInfo, Interaction
-from ...protocol.steps import FunctionCallStep, ModelOutputStep
+from ...protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
 from . import encode, wire
 
 
@@ -55,6 +57,10 @@ class Chunks:
             if isinstance(event.step, FunctionCallStep):
                 args = [json.dumps(event.step.arguments)] if event.step.arguments else []
                 self._calls[event.index] = (event.step.name, args)
+            elif isinstance(event.step, ThoughtStep):
+                # a signature rides on the next part; a summary already there streams as a thought part
+                self._signature = event.step.signature or self._signature
+                return self._parts(encode.step_parts(msgspec.structs.replace(event.step, signature=None)))
             elif isinstance(event.step, ModelOutputStep) and event.step.content:
                 return self._parts(encode.step_parts(event.step))
             return None

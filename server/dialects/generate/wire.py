@@ -54,6 +54,8 @@ class FunctionResponse(Camel):
     name: str
     #: always an object: Gemini rejects any other JSON value here
     response: dict[str, Any]
+    #: the call's id, where its call had one (Vertex's); the Developer API pairs by name and order
+    id: str | None = None
 
 
 class ExecutableCode(Camel, omit_defaults=False):
