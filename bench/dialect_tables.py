@@ -1,4 +1,5 @@
-"""Scenario 17 (bench/scenarios/dialects.py) in the report: its table (its targets are in targets.py)."""
+"""Scenarios 17 and 18 (bench/scenarios/dialects.py, generate.py) in the report: their tables (their targets
+are in targets.py)."""
 
 from __future__ import annotations
 
@@ -52,5 +53,22 @@ def dialects_section(results: dict[str, Any]) -> Section:
     return [heading, "", *table(header, rows)]
 
 
+def generate_section(results: dict[str, Any]) -> Section:
+    run = results.get("generate")
+    if not (isinstance(run, dict) and run.get("generate")):
+        return []
+    heading = (
+        f"### 18. a streamGenerateContent through an upstream (wrk c{run['connections']}, {run['rounds']} "
+        f"rounds {X} {run['seconds_per_run']} s each, the paths taking turns)"
+    )
+    header = ["path", "req/s", "p50 ms", "p99 ms", "server CPU ms/req", "errors"]
+    rows = [
+        [name, r["rps"], r["p50_ms"], r["p99_ms"], r["server_cpu_ms_per_req"], r["errors"]]
+        for name in ("relay", "generate", "interaction")
+        for r in (run[name],)
+    ]
+    return [heading, "", *table(header, rows)]
+
+
 #: in the order of the report, after cost_tables.SECTIONS
-SECTIONS = (dialects_section,)
+SECTIONS = (dialects_section, generate_section)

@@ -353,6 +353,38 @@ def _dialects(results: dict[str, Any]) -> list[Target]:
     ]
 
 
+def _generate(results: dict[str, Any]) -> list[Target]:
+    run = results.get("generate") or {}
+    rounds = ", ".join(f"{value}{X}" for value in run.get("cpu_vs_interaction_by_round") or [])
+    speed = f"{get(run, 'generate', 'rps')} vs {get(run, 'relay', 'rps')} req/s"
+    cpu = (
+        f"{get(run, 'generate', 'server_cpu_ms_per_req')} vs "
+        f"{get(run, 'interaction', 'server_cpu_ms_per_req')} ms pooled; rounds {rounds}"
+    )
+    # issue 27: a streamGenerateContent relays at least 0.7x the bare relay's requests, at no more server
+    # CPU than the same turn as a store=false interaction
+    return [
+        _target(
+            "18",
+            "streamGenerateContent through an upstream at c16: throughput vs the bare relay",
+            run.get("rps_vs_relay"),
+            ">=",
+            0.7,
+            X,
+            speed,
+        ),
+        _target(
+            "18",
+            "streamGenerateContent at c16: server CPU per request vs a store=false interaction stream",
+            run.get("cpu_vs_interaction"),
+            "<=",
+            1.0,
+            X,
+            cpu,
+        ),
+    ]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -371,6 +403,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _deadlines,
     _retries,
     _dialects,
+    _generate,
 )
 
 

@@ -13,7 +13,8 @@ replicas.py (13: what `[store] replica_acks = 1` costs a stored create), cluster
 on one Redis and on a 3-node Redis Cluster, from many tenants), deadlines.py (15: what a write deadline costs
 the store's create),
 retries.py (16, issue 25: how late webhook retries start under steady traffic), dialects.py (17, issue 26:
-the same create and stream through OpenAI's Responses API and Google's Interactions API).
+the same create and stream through OpenAI's Responses API and Google's Interactions API), generate.py (18,
+issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .common import Bench
 from .create import chain_depth, create_throughput
 from .deadlines import deadline_cost
 from .dialects import dialect_paths
+from .generate import generate_stream
 from .idle import idle_workers
 from .listing import list_cost
 from .many import many_streams
@@ -59,4 +61,5 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "deadlines": deadline_cost,
     "retries": webhook_retries,
     "dialects": dialect_paths,
+    "generate": generate_stream,
 }

@@ -17,7 +17,7 @@ close, runner/replies.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import secrets
 from typing import Any
 
 from litestar import Request, Response, post
@@ -30,7 +30,6 @@ from ..observability import metrics
 from ..protocol import sse
 from ..protocol.codec import json_encoder
 from ..runner.counting import count_tokens
-from ..runner.ids import new_id
 from ..runner.replies import Reply
 from .body import read_body
 from .common import BASES, shorten, state_of
@@ -67,7 +66,7 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
         *_unapplied(state, turn.create.model or "", bool(turn.create.safety_settings)),
     ]
     reply = await state.creator.create(tenant, turn.create, turn.steps, warnings)
-    response_id = new_id().removeprefix("v1_")
+    response_id = secrets.token_urlsafe(16)
     if isinstance(reply, Reply):
         interaction = reply.interaction
         failed = encode.failure(interaction)
@@ -76,11 +75,17 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
             raise ApiError(code, f"The model call failed: {failed.message}", status=status)
         return _json(encode.response(interaction, response_id), interaction.warnings or warnings)
     chunks = Chunks(response_id, model)
-    sse_form = request.query_params.get("alt") == "sse"
-    framed = _sse(render(reply.frames, chunks)) if sse_form else _array(render(reply.frames, chunks))
+    sse_form = _asks_sse(request)
+    framed = render(reply.frames, chunks, sse=sse_form)
     media = "text/event-stream" if sse_form else "application/json"
     headers = {**sse.HEADERS, **_warnings_header(warnings)}
     return Stream(metrics.streaming(framed), media_type=media, headers=headers, status_code=200)
+
+
+def _asks_sse(request: Request[Any, Any, Any]) -> bool:
+    """`alt=sse` in the query (read from its bytes: litestar's parsed parameters cost more than the check)."""
+    query: bytes = request.scope.get("query_string", b"")
+    return b"alt=sse" in query.split(b"&")
 
 
 def _unapplied(state: AppState, model: str, safety: bool) -> list[str]:
@@ -124,21 +129,6 @@ def _warnings_header(warnings: list[str]) -> dict[str, str]:
         return {}
     joined = " | ".join(warnings).encode("ascii", "backslashreplace").decode()
     return {WARNINGS_HEADER: joined.replace("\r", "\\r").replace("\n", "\\n")}
-
-
-async def _sse(chunks: AsyncIterator[list[wire.GenerateContentResponse]]) -> AsyncIterator[bytes]:
-    async for made in chunks:
-        yield b"".join(b"data: " + json_encoder.encode(chunk) + b"\r\n\r\n" for chunk in made)
-
-
-async def _array(chunks: AsyncIterator[list[wire.GenerateContentResponse]]) -> AsyncIterator[bytes]:
-    """One JSON array, its elements written as they come (Google's form without `alt=sse`)."""
-    opened = False
-    async for made in chunks:
-        encoded = b",\r\n".join(json_encoder.encode(chunk) for chunk in made)
-        yield (b",\r\n" if opened else b"[") + encoded
-        opened = True
-    yield b"]" if opened else b"[]"
 
 
 HANDLERS = [model_method]

@@ -29,6 +29,7 @@ snake_case, as Google's parser takes them (names.py).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -55,6 +56,8 @@ from .contents import steps_of, system_text
 from .names import camel_keys
 from .schemas import json_schema
 
+#: a JSON key in snake_case (`"system_instruction":`): a body with none needs no renaming
+_SNAKE_KEY = re.compile(rb'"[a-zA-Z0-9]+_[a-zA-Z0-9_]*"\s*:')
 _MODES = {"AUTO": "auto", "ANY": "any", "NONE": "none", "VALIDATED": "validated"}
 _TEXT_TYPES = (None, "text/plain", "application/json")
 
@@ -70,7 +73,8 @@ def read(body: bytes, tp: type[Any], *, strict: bool) -> tuple[Any, list[str]]:
     raw = decode_json(body)
     if not isinstance(raw, dict):
         raise InvalidArgument("The request body must be a JSON object")
-    raw = camel_keys(raw, tp)
+    if _SNAKE_KEY.search(body):  # most bodies are camelCase (the SDKs'): not walked
+        raw = camel_keys(raw, tp)
     parsed = convert(raw, tp)
     unknown = find_unknown_fields(raw, tp)
     if unknown and strict:

@@ -11,9 +11,9 @@
     interaction.completed             the last chunk: finishReason, usageMetadata
     error                             a chunk `{"error": {code, message, status}}`, the stream's end
 
-Every chunk carries `modelVersion` and `responseId`. Two framings (api/generate.py): with `alt=sse`, each
-chunk is an SSE event `data: <json>` (no `[DONE]`: the body ends); without it, one JSON array of the
-chunks, written as they come.
+Every chunk carries `modelVersion` and `responseId`. Two framings (`render`): with `alt=sse`, each chunk
+is an SSE event `data: <json>` (no `[DONE]`: the body ends); without it, one JSON array of the chunks,
+written as they come.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 import msgspec
 
 from ...protocol import sse
+from ...protocol.codec import json_encoder
 from ...protocol.content import TextContent
 from ...protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from ...protocol.events import ErrorEvent, InteractionCompleted, StepDelta, StepStart, StepStop
@@ -32,22 +33,60 @@ from ...protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
 from . import encode, wire
 
 
+class _Piece(msgspec.Struct, gc=False):
+    type: str
+    #: a text delta's text as it is in the frame (JSON): it goes into the chunk as it is
+    text: msgspec.Raw = msgspec.Raw()
+
+
+class _PieceFrame(msgspec.Struct, gc=False):
+    index: int
+    delta: _Piece
+
+
+_pieces = msgspec.json.Decoder(_PieceFrame)
+_DELTA_FRAME = b"event: step.delta\n"
+_DATA_AT = len(_DELTA_FRAME + b"data: ")
+_EMPTY = msgspec.Raw(b'""')
+#: the frames no chunk says anything of (the end's status comes again with interaction.completed), and a
+#: step's stop, which only a function call's needs
+_UNREAD = (b"event: interaction.created\n", b"event: interaction.status_update\n")
+_STOP_FRAME = b"event: step.stop\n"
+#: a chunk of one text part, as json_encoder makes it of the Struct, up to the text
+_TEXT_HEAD = b'{"candidates":[{"content":{"role":"model","parts":[{"text":'
+
+
 class Chunks:
-    """One stream's state: the response's id and model, the call being streamed, a held signature."""
+    """One stream's state: the response's id and model, the call being streamed, a held signature.
+    `feed` answers each chunk as its JSON; a text delta's chunk is made from the frame's bytes (most of a
+    stream), byte for byte what the Struct would encode to (tests/generate/test_generate_events.py)."""
 
     def __init__(self, response_id: str, model: str) -> None:
         self.response_id, self.model = response_id, model
         self.ended = False
         self._calls: dict[int, tuple[str, list[str]]] = {}
         self._signature: str | None = None
+        ids = b'"modelVersion":%s,' % json_encoder.encode(model) if model else b""
+        self._text_tail = (
+            b'}]},"index":0}],' + ids + b'"responseId":' + json_encoder.encode(response_id) + b"}"
+        )
 
-    def feed(self, chunk: bytes) -> list[wire.GenerateContentResponse]:
-        out: list[wire.GenerateContentResponse] = []
+    def feed(self, chunk: bytes) -> list[bytes]:
+        out: list[bytes] = []
         for part in chunk.split(b"\n\n"):
-            if part and part[:1] != b":" and not self.ended:
-                made = self._event(sse.parse(part))
-                if made is not None:
-                    out.append(made)
+            if not part or part[:1] == b":" or self.ended:
+                continue
+            if part.startswith(_DELTA_FRAME) and self._signature is None:
+                delta = _pieces.decode(part[_DATA_AT:]).delta
+                if delta.type == "text":
+                    if delta.text and delta.text != _EMPTY:
+                        out.append(b"%b%b%b" % (_TEXT_HEAD, delta.text, self._text_tail))
+                    continue
+            elif part.startswith(_UNREAD) or (part.startswith(_STOP_FRAME) and not self._calls):
+                continue  # nothing of these is in a chunk: not even read
+            made = self._event(sse.parse(part))
+            if made is not None:
+                out.append(json_encoder.encode(made))
         return out
 
     def _event(self, event: object) -> wire.GenerateContentResponse | None:
@@ -128,14 +167,19 @@ class Chunks:
         )
 
 
-async def render(
-    frames: AsyncIterator[bytes], chunks: Chunks
-) -> AsyncIterator[list[wire.GenerateContentResponse]]:
-    """The chunks of a stream of our frames, a list per read."""
+async def render(frames: AsyncIterator[bytes], chunks: Chunks, *, sse: bool) -> AsyncIterator[bytes]:
+    """A stream of our frames as the chunks' stream: SSE events (`alt=sse`), or one JSON array."""
+    opened = False
     try:
         async for read in frames:
             if made := chunks.feed(read):
-                yield made
+                if sse:
+                    yield b"data: " + b"\r\n\r\ndata: ".join(made) + b"\r\n\r\n"
+                else:
+                    yield (b",\r\n" if opened else b"[") + b",\r\n".join(made)
+                    opened = True
+        if not sse:
+            yield b"]" if opened else b"[]"
     finally:
         # closed now (a relay stops its run when its client goes: runner/replies.py)
         if (aclose := getattr(frames, "aclose", None)) is not None:

@@ -1,0 +1,94 @@
+"""streamGenerateContent's grammar alone (dialects/generate/events.py), fed our frames as a log holds them:
+a text delta's chunk made from the frame's bytes is byte for byte the Struct's, a thought's signature rides
+on the next part, a call streams whole at its step's end, a failure ends the stream with Google's error.
+Pure: no server."""
+
+from __future__ import annotations
+
+import json
+
+from server.dialects.generate import wire
+from server.dialects.generate.events import Chunks
+from server.protocol import sse
+from server.protocol.codec import json_encoder
+from server.protocol.content import TextContent
+from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
+from server.protocol.events import (
+    ErrorEvent,
+    Event,
+    InteractionCompleted,
+    InteractionCreated,
+    StepDelta,
+    StepStart,
+    StepStop,
+)
+from server.protocol.interaction import ErrorInfo, Interaction, Usage
+from server.protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
+
+
+def _log(*events: Event) -> bytes:
+    out = []
+    for seq, event in enumerate(events, start=1):
+        event.event_id = sse.event_id(seq)
+        out.append(sse.frame(event))
+    return b"".join(out)
+
+
+def _turn(status: str = "completed") -> Interaction:
+    usage = Usage(total_input_tokens=2, total_output_tokens=3, total_tokens=5)
+    return Interaction(id="x", object="interaction", status=status, model="echo", usage=usage)
+
+
+def test_a_text_chunk_from_the_frames_bytes_is_the_structs() -> None:
+    words = ["plain ", 'quo"ted ', "new\nline ", "ünïcode ", "\u2028sep", ""]
+    for model in ("echo", ""):
+        chunks = Chunks("resp1", model)
+        log = _log(
+            StepStart(index=0, step=ModelOutputStep()),
+            *(StepDelta(index=0, delta=TextDelta(text=w)) for w in words),
+        )
+        made = chunks.feed(log)
+        assert len(made) == len(words) - 1  # an empty text makes no chunk
+        for got, word in zip(made, words, strict=False):
+            part = wire.Part(text=word)
+            candidate = wire.Candidate(content=wire.Content(role="model", parts=[part]), index=0)
+            expected = wire.GenerateContentResponse(
+                candidates=[candidate], model_version=model or None, response_id="resp1"
+            )
+            assert got == json_encoder.encode(expected)
+
+
+def test_a_thought_a_call_and_the_end() -> None:
+    chunks = Chunks("r", "echo")
+    log = _log(
+        InteractionCreated(interaction=_turn("in_progress")),
+        StepStart(index=0, step=ThoughtStep()),
+        StepDelta(index=0, delta=ThoughtSummaryDelta(content=TextContent(text="Hmm."))),
+        StepDelta(index=0, delta=ThoughtSignatureDelta(signature="sig1")),
+        StepStop(index=0),
+        StepStart(index=1, step=FunctionCallStep(id="c1", name="f", arguments={})),
+        StepDelta(index=1, delta=ArgumentsDelta(arguments='{"a": ')),
+        StepDelta(index=1, delta=ArgumentsDelta(arguments="1}")),
+        StepStop(index=1),
+        StepStart(index=2, step=ModelOutputStep()),
+        StepDelta(index=2, delta=TextDelta(text="done")),
+        StepStop(index=2),
+        InteractionCompleted(interaction=_turn()),
+    )
+    made = [json.loads(chunk) for chunk in chunks.feed(log)]
+    parts = [chunk["candidates"][0].get("content", {}).get("parts", []) for chunk in made]
+    assert parts[0] == [{"text": "Hmm.", "thought": True}]
+    # the signature rides on the next part: the call's
+    assert parts[1] == [{"functionCall": {"name": "f", "args": {"a": 1}}, "thoughtSignature": "sig1"}]
+    assert parts[2] == [{"text": "done"}]
+    last = made[-1]
+    assert last["candidates"][0]["finishReason"] == "STOP"
+    assert last["usageMetadata"] == {"promptTokenCount": 2, "candidatesTokenCount": 3, "totalTokenCount": 5}
+    assert chunks.ended and chunks.feed(_log(StepDelta(index=2, delta=TextDelta(text="late")))) == []
+
+
+def test_a_failure_ends_the_stream_with_googles_error() -> None:
+    chunks = Chunks("r", "echo")
+    log = _log(ErrorEvent(error=ErrorInfo(code="upstream_429", message="Slow down")))
+    [error] = [json.loads(chunk) for chunk in chunks.feed(log)]
+    assert error == {"error": {"code": 429, "message": "Slow down", "status": "RESOURCE_EXHAUSTED"}}
