@@ -224,6 +224,8 @@ def test_a_worker_lost_mid_run_is_found_through_the_queues_redis(
                 # the lease is on the queue's Redis, and renewed as the run writes to its node
                 leased = lease(queue, member)
                 until(lambda: lease(queue, member) > leased > 0, timeout=5)
+                # killed once its clients saw output (a run lost before any is re-run instead: reaper.py)
+                saw_output(client, item)
                 worker.signal(signal.SIGKILL)
                 worker.wait(5)
                 stack.start_worker(**env)
@@ -235,6 +237,15 @@ def test_a_worker_lost_mid_run_is_found_through_the_queues_redis(
                 queue.close()
     finally:
         stack.stop()
+
+
+def saw_output(client: httpx.Client, item: str) -> None:
+    """Its stream showed some of the answer (the event log holds output: the reaper keeps it)."""
+    with client.stream("GET", item, params={"stream": "true"}, timeout=15) as events:
+        for line in events.iter_lines():
+            if line == "event: step.delta":
+                return
+    raise AssertionError("the stream ended before any output")
 
 
 def until_failed(client: httpx.Client, item: str, stack: Stack) -> None:
