@@ -75,6 +75,13 @@ def test_count_tokens_is_what_the_turn_counts(base_url: str, api_key: str) -> No
     done = client.models.generate_content(model="echo", contents=contents)
     assert done.usage_metadata is not None
     assert counted.total_tokens == done.usage_metadata.prompt_token_count == 4
+    raw = httpx.post(
+        f"{base_url}/v1beta/models/echo:countTokens",
+        json={"contents": [{"parts": [{"text": contents}]}]},
+        headers={"x-goog-api-key": api_key},
+        timeout=30,
+    )
+    assert raw.json() == {"totalTokens": 4}
     # the echo models count their own: no warning that it is an estimate
     assert counted.sdk_http_response is not None
     assert "x-ix-warnings" not in (counted.sdk_http_response.headers or {})

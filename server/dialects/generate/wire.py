@@ -263,6 +263,6 @@ class CountTokensRequest(Camel):
     generate_content_request: GenerateContentRequest | None = None
 
 
-class CountTokensResponse(Camel, omit_defaults=False):
+class CountTokensResponse(Camel):
     total_tokens: int
     cached_content_token_count: int | None = None
