@@ -24,7 +24,6 @@ from litestar import Request, Response, post
 from litestar.response import Stream
 
 from ..dialects.generate import decode, encode, wire
-from ..dialects.generate.contents import steps_of, system_text
 from ..dialects.generate.events import Chunks, render
 from ..observability import metrics
 from ..protocol import sse
@@ -99,15 +98,16 @@ def _unapplied(state: AppState, model: str, safety: bool) -> list[str]:
 
 
 async def _count(state: AppState, model: str, body: bytes) -> Response[bytes]:
-    request, warnings = decode.read(
-        body, wire.CountTokensRequest, strict=state.settings.http.strict_unknown_fields
-    )
+    strict = state.settings.http.strict_unknown_fields
+    request, warnings = decode.read(body, wire.CountTokensRequest, strict=strict)
     inner = request.generate_content_request
-    contents = inner.contents if inner is not None else request.contents
-    if not contents:
-        raise ApiError(400, "`contents` (or `generateContentRequest.contents`) is required")
-    system = system_text(inner.system_instruction) if inner is not None else None
-    total, estimated = await count_tokens(state.creator.router, model, steps_of(contents), system)
+    if inner is None:
+        if not request.contents:
+            raise ApiError(400, "`contents` (or `generateContentRequest.contents`) is required")
+        inner = wire.GenerateContentRequest(contents=request.contents)
+    # what the turn would be: its system instruction and tools count where the backend counts them
+    turn = decode.of_request(inner, model, stream=False, warnings=warnings)
+    total, estimated = await count_tokens(state.creator.router, turn.create, turn.steps)
     if estimated:
         warnings.append("totalTokens: this server's estimate (4 characters a token, 258 a media part)")
     return _json(wire.CountTokensResponse(total_tokens=total), warnings)

@@ -1,9 +1,10 @@
 """countTokens (the generateContent dialect): a backend's own count where it has one, else our estimate.
 
-The estimate, documented as one (README, "Gemini's generateContent"): a token for every four characters of
-text (the system instruction, every text, a call's arguments and a result as JSON), and 258 for each
-image, audio, video or document part (what Gemini counts an image as). The echo models count their own:
-the words they would count as the turn's input.
+Gemini's backend asks Gemini (`models/{m}:countTokens`, with the turn's system instruction and tools); the
+echo models count the words they would take as the turn's input. Elsewhere the estimate, documented as one
+(README, "Gemini's generateContent"): a token for every four characters of text (the system instruction,
+every text, a call's arguments and a result as JSON), and 258 for each image, audio, video or document part
+(what Gemini counts an image as).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 from typing import Protocol, runtime_checkable
 
 from ..protocol.content import Content, TextContent
+from ..protocol.interaction import InteractionConfig
 from ..protocol.steps import (
     FunctionCallStep,
     FunctionResultStep,
@@ -21,6 +23,7 @@ from ..protocol.steps import (
     ThoughtStep,
     UserInputStep,
 )
+from ..upstream.base import UpstreamRequest
 from ..upstream.routing import Router
 
 CHARS_PER_TOKEN = 4
@@ -29,17 +32,19 @@ MEDIA_TOKENS = 258
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """A backend that counts a history's tokens itself."""
+    """A backend that counts a turn's tokens itself."""
 
-    async def count_tokens(self, history: list[Step]) -> int: ...
+    async def count_tokens(self, request: UpstreamRequest) -> int: ...
 
 
-async def count_tokens(router: Router, model: str, steps: list[Step], system: str | None) -> tuple[int, bool]:
-    """(the count, whether it is our estimate) of what a turn of `model` on `steps` would be given."""
-    backend, _ = router.resolve(model)
+async def count_tokens(router: Router, config: InteractionConfig, steps: list[Step]) -> tuple[int, bool]:
+    """(the count, whether it is our estimate) of what a turn of `config.model` on `steps` would be given."""
+    model = config.model or ""
+    backend, upstream_model = router.resolve(model)
     if isinstance(backend, TokenCounter):
-        return await backend.count_tokens(steps), False
-    return estimate(steps, system), True
+        request = UpstreamRequest(model=model, upstream_model=upstream_model, history=steps, config=config)
+        return await backend.count_tokens(request), False
+    return estimate(steps, config.system_instruction), True
 
 
 def estimate(steps: list[Step], system: str | None) -> int:

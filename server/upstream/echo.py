@@ -53,9 +53,9 @@ class EchoBackend:
         self.max_words = max_words
         self.counted = _CountedHistories()
 
-    async def count_tokens(self, history: list[Step]) -> int:
-        """What a turn on `history` counts as its input (runner/counting.py: countTokens)."""
-        return await _words(history)
+    async def count_tokens(self, request: UpstreamRequest) -> int:
+        """What a turn on the request's history counts as its input (runner/counting.py: countTokens)."""
+        return await _words(request.history)
 
     async def _input_words(self, history: list[Step]) -> int:
         """The words of `history`, counting only what follows its longest start counted before. The

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from tests.fakes import anthropic as an
 from tests.fakes import gemini as gm
 from tests.fakes import openai as oa
-from tests.fakes.http import Script
+from tests.fakes.http import Script, json_error
 
 from ..inproc import ThreadedApp
 from ..support import sdk, tls_context
@@ -186,6 +186,38 @@ def test_count_tokens_elsewhere_is_our_estimate_said_as_one(
     assert counted.sdk_http_response is not None
     assert "estimate" in (counted.sdk_http_response.headers or {}).get("x-ix-warnings", "")
     assert not upstreams.openai.requests
+
+
+def test_count_tokens_on_gemini_is_geminis_own(url: str, api_key: str, upstreams: Upstreams) -> None:
+    """The SDK's count, and a whole generateContentRequest (its system instruction counts too), which
+    Google's REST API takes and the SDK sends only to Vertex."""
+    model = MODEL["gemini"]
+    upstreams.gemini.add(json_error(200, {"totalTokens": 42}), json_error(200, {"totalTokens": 45}))
+    counted = client(url, api_key).models.count_tokens(model=model, contents="count these")
+    assert counted.total_tokens == 42
+    assert counted.sdk_http_response is not None
+    assert "x-ix-warnings" not in (counted.sdk_http_response.headers or {})
+    whole = {
+        "generateContentRequest": {
+            "model": f"models/{model}",
+            "contents": [{"role": "user", "parts": [{"text": "count these"}]}],
+            "systemInstruction": {"parts": [{"text": "Be kind."}]},
+        }
+    }
+    reply = httpx.post(
+        f"{url}/v1beta/models/{model}:countTokens",
+        json=whole,
+        headers={"x-goog-api-key": api_key},
+        timeout=30,
+    )
+    assert reply.status_code == 200 and reply.json() == {"totalTokens": 45}
+    first, second = upstreams.gemini.requests
+    assert first.path.endswith(f"/models/{model}:countTokens")
+    for sent in (first, second):
+        inner = sent.json()["generateContentRequest"]
+        assert inner["model"] == f"models/{model}"
+        assert inner["contents"] == [{"role": "user", "parts": [{"text": "count these"}]}]
+    assert second.json()["generateContentRequest"]["systemInstruction"] == {"parts": [{"text": "Be kind."}]}
 
 
 def _failing_then_text() -> list[Script]:
