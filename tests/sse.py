@@ -1,4 +1,5 @@
-"""Reading an SSE response in the tests, event by event, as a client sees it."""
+"""Reading an SSE response in the tests, event by event, as a client sees it; and our frames as an event
+log holds them, for the dialects' grammars alone."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+
+from server.protocol import sse
+from server.protocol.events import Event
 
 
 def events(response: httpx.Response) -> Iterator[dict[str, Any]]:
@@ -27,3 +31,12 @@ def text_of(stream: list[dict[str, Any]]) -> str:
         for e in stream
         if e["event_type"] == "step.delta" and e["delta"]["type"] == "text"
     )
+
+
+def logged(*events: Event) -> bytes:
+    """The frames of `events` as the log holds them: numbered from 1 (`evt_<n>`) in order."""
+    out = []
+    for seq, event in enumerate(events, start=1):
+        event.event_id = sse.event_id(seq)
+        out.append(sse.frame(event))
+    return b"".join(out)

@@ -59,7 +59,8 @@ async def _wrk(b: Bench, path: str, seconds: float) -> WrkResult:
     )
 
 
-def _pooled(results: list[WrkResult]) -> dict[str, Any]:
+def pooled(results: list[WrkResult]) -> dict[str, Any]:
+    """Runs of one path as one: requests, their rate and CPU over all the runs (scenarios 17, 18)."""
     requests = sum(r.requests for r in results)
     seconds = sum(r.seconds for r in results)
     cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
@@ -82,7 +83,7 @@ async def _creates(b: Bench) -> dict[str, Any]:
         order = list(PATHS) if index % 2 == 0 else list(reversed(PATHS))
         for name in order:
             runs[name].append(await _wrk(b, PATHS[name], b.plan.cost_seconds))
-    pooled = {name: _pooled(results) for name, results in runs.items()}
+    pooled = {name: pooled(results) for name, results in runs.items()}
     rounds = [
         ratio(r.server_cpu_ms, i.server_cpu_ms)
         for r, i in zip(runs["responses"], runs["interactions"], strict=True)

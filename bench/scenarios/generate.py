@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 from typing import Any
 
 from ..stats import ratio
 from ..wrk import Pids, WrkResult, run_wrk
 from .common import API_KEY, CREATE, PROMPT, Bench, payload
+from .dialects import pooled
 from .upstream import MODEL, RELAY_ROUTES, _recorded_body
 
 CONNECTIONS = 16
@@ -49,20 +49,6 @@ async def _wrk(b: Bench, path: tuple[str, bytes, Pids], seconds: float) -> WrkRe
     )
 
 
-def _pooled(results: list[WrkResult]) -> dict[str, Any]:
-    requests = sum(r.requests for r in results)
-    seconds = sum(r.seconds for r in results)
-    cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
-    return {
-        "requests": requests,
-        "rps": round(requests / seconds, 1) if seconds else None,
-        "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
-        "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
-        "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
-        "errors": sum(r.errors for r in results),
-    }
-
-
 async def generate_stream(b: Bench) -> dict[str, Any]:
     upstream = await b.stack.start_upstream()
     try:
@@ -77,7 +63,7 @@ async def generate_stream(b: Bench) -> dict[str, Any]:
                 runs[name].append(await _wrk(b, paths[name], b.plan.cost_seconds))
     finally:
         await asyncio.to_thread(b.stack.stop_children, [upstream])
-    pooled = {name: _pooled(results) for name, results in runs.items()}
+    pooled = {name: pooled(results) for name, results in runs.items()}
     generate, relay, turn = pooled["generate"], pooled["relay"], pooled["interaction"]
     return {
         **pooled,

@@ -9,13 +9,11 @@ import json
 
 from server.dialects.generate import wire
 from server.dialects.generate.events import Chunks
-from server.protocol import sse
 from server.protocol.codec import json_encoder
 from server.protocol.content import TextContent
 from server.protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
 from server.protocol.events import (
     ErrorEvent,
-    Event,
     InteractionCompleted,
     InteractionCreated,
     StepDelta,
@@ -25,13 +23,7 @@ from server.protocol.events import (
 from server.protocol.interaction import ErrorInfo, Interaction, Usage
 from server.protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
 
-
-def _log(*events: Event) -> bytes:
-    out = []
-    for seq, event in enumerate(events, start=1):
-        event.event_id = sse.event_id(seq)
-        out.append(sse.frame(event))
-    return b"".join(out)
+from ..sse import logged
 
 
 def _turn(status: str = "completed") -> Interaction:
@@ -43,7 +35,7 @@ def test_a_text_chunk_from_the_frames_bytes_is_the_structs() -> None:
     words = ["plain ", 'quo"ted ', "new\nline ", "ünïcode ", "\u2028sep", ""]
     for model in ("echo", ""):
         chunks = Chunks("resp1", model)
-        log = _log(
+        log = logged(
             StepStart(index=0, step=ModelOutputStep()),
             *(StepDelta(index=0, delta=TextDelta(text=w)) for w in words),
         )
@@ -60,7 +52,7 @@ def test_a_text_chunk_from_the_frames_bytes_is_the_structs() -> None:
 
 def test_a_thought_a_call_and_the_end() -> None:
     chunks = Chunks("r", "echo")
-    log = _log(
+    log = logged(
         InteractionCreated(interaction=_turn("in_progress")),
         StepStart(index=0, step=ThoughtStep()),
         StepDelta(index=0, delta=ThoughtSummaryDelta(content=TextContent(text="Hmm."))),
@@ -84,11 +76,11 @@ def test_a_thought_a_call_and_the_end() -> None:
     last = made[-1]
     assert last["candidates"][0]["finishReason"] == "STOP"
     assert last["usageMetadata"] == {"promptTokenCount": 2, "candidatesTokenCount": 3, "totalTokenCount": 5}
-    assert chunks.ended and chunks.feed(_log(StepDelta(index=2, delta=TextDelta(text="late")))) == []
+    assert chunks.ended and chunks.feed(logged(StepDelta(index=2, delta=TextDelta(text="late")))) == []
 
 
 def test_a_failure_ends_the_stream_with_googles_error() -> None:
     chunks = Chunks("r", "echo")
-    log = _log(ErrorEvent(error=ErrorInfo(code="upstream_429", message="Slow down")))
+    log = logged(ErrorEvent(error=ErrorInfo(code="upstream_429", message="Slow down")))
     [error] = [json.loads(chunk) for chunk in chunks.feed(log)]
     assert error == {"error": {"code": 429, "message": "Slow down", "status": "RESOURCE_EXHAUSTED"}}

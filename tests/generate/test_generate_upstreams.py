@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -25,10 +24,10 @@ from tests.fakes.http import Script, json_error
 
 from ..inproc import ThreadedApp
 from ..support import sdk, tls_context
-from ..test_upstreams_api import MODEL, Upstreams, e2e_app, upstreams, words_script
+from ..test_upstreams_api import MODEL, Upstreams, e2e_app, fresh, upstreams, words_script
 from ..waiting import until
 
-__all__ = ["e2e_app", "upstreams"]  # the borrowed fixtures
+__all__ = ["e2e_app", "fresh", "upstreams"]  # the borrowed fixtures (fresh: each test's fakes cleared)
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(32))).decode()
 TEXT_SCRIPTS = {
@@ -36,13 +35,6 @@ TEXT_SCRIPTS = {
     "openai": lambda: oa.openai_text_script("Hello from upstream"),
     "anthropic": lambda: an.anthropic_text_script("Hello from upstream"),
 }
-
-
-@pytest.fixture(autouse=True)
-def fresh(upstreams: Upstreams) -> Iterator[None]:
-    upstreams.reset()
-    yield
-    upstreams.reset()
 
 
 @pytest.fixture

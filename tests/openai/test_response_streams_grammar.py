@@ -26,6 +26,7 @@ from server.protocol.events import (
 from server.protocol.interaction import ErrorInfo, Interaction, Usage
 from server.protocol.steps import FunctionCallStep, ModelOutputStep, Step, ThoughtStep
 
+from ..sse import logged
 from .stream_checks import Grammar, Raw, parse, text_of, validate
 
 ID = "ix123"
@@ -43,14 +44,6 @@ def _interaction(status: str, steps: list[Step] | None = None) -> Interaction:
         updated=CREATED,
         steps=steps,
     )
-
-
-def _frames(*events: Event) -> bytes:
-    out = []
-    for seq, event in enumerate(events, start=1):
-        event.event_id = sse.event_id(seq)
-        out.append(sse.frame(event))
-    return b"".join(out)
 
 
 def _start() -> list[Event]:
@@ -88,7 +81,7 @@ def _valid(stream: Raw) -> Raw:
 
 
 def test_a_failed_run_ends_with_response_failed_and_what_it_made() -> None:
-    log = _frames(
+    log = logged(
         *_start(),
         *_text_step(0, "half ", "an answer"),
         InteractionStatusUpdate(interaction_id=ID, status="failed", usage=USAGE),
@@ -106,7 +99,7 @@ def test_a_failed_run_ends_with_response_failed_and_what_it_made() -> None:
 
 def test_a_run_lost_mid_step_closes_its_item_incomplete() -> None:
     """The reaper ends a lost run from its log: no step.stop came, its item ends incomplete."""
-    log = _frames(
+    log = logged(
         *_start(),
         *_text_step(0, "cut ", "short", stop=False),
         InteractionStatusUpdate(interaction_id=ID, status="failed"),
@@ -127,7 +120,7 @@ def test_a_run_lost_mid_step_closes_its_item_incomplete() -> None:
 def test_redis_lost_mid_stream_is_an_error_event_that_takes_no_number() -> None:
     """The reader's own end (not the log's): the number it carries is the last the client has, so that a
     resume after it (starting_after=that number) misses nothing."""
-    log = _frames(*_start(), *_text_step(0, "one ", "two ", stop=False))
+    log = logged(*_start(), *_text_step(0, "one ", "two ", stop=False))
     stream = _valid(_rendered(log + sse.unavailable_frame()))
     error = stream.events[-1]
     assert error["type"] == "error" and error["code"] == "unavailable"
@@ -138,9 +131,9 @@ def test_redis_lost_mid_stream_is_an_error_event_that_takes_no_number() -> None:
 
 async def test_render_ends_with_done_and_passes_keepalives_through() -> None:
     async def frames() -> AsyncIterator[bytes]:
-        yield _frames(*_start())
+        yield logged(*_start())
         yield sse.KEEPALIVE
-        yield _frames(
+        yield logged(
             *_text_step(0, "hi"), *_end("completed", [ModelOutputStep(content=[TextContent(text="hi")])])
         )
 
@@ -151,7 +144,7 @@ async def test_render_ends_with_done_and_passes_keepalives_through() -> None:
 
 
 def test_numbering_is_the_logs_and_a_resume_drops_what_the_client_had() -> None:
-    log = _frames(*_start(), *_text_step(0, "a ", "b ", "c"), *_end("completed", [_answer("a b c")]))
+    log = logged(*_start(), *_text_step(0, "a ", "b ", "c"), *_end("completed", [_answer("a b c")]))
     whole = _rendered(log)
     for after in (0, 3, len(whole.events) - 2):
         assert _rendered(log, after=after).events == whole.events[after + 1 :]
@@ -163,7 +156,7 @@ def test_numbering_is_the_logs_and_a_resume_drops_what_the_client_had() -> None:
 
 def test_reasoning_summaries_stream_as_summary_parts() -> None:
     thought = ThoughtStep(summary=[TextContent(text="Let me think.")], signature="c2ln")
-    log = _frames(
+    log = logged(
         *_start(),
         StepStart(index=0, step=ThoughtStep()),
         StepDelta(index=0, delta=ThoughtSummaryDelta(content=TextContent(text="Let me "))),
@@ -193,7 +186,7 @@ def test_reasoning_summaries_stream_as_summary_parts() -> None:
 
 def test_a_call_that_starts_whole_streams_its_arguments_in_one_delta() -> None:
     call = FunctionCallStep(id="call_1", name="lookup", arguments={"q": "it"})
-    log = _frames(
+    log = logged(
         *_start(), StepStart(index=0, step=call), StepStop(index=0), *_end("requires_action", [call])
     )
     stream = _valid(_rendered(log))
@@ -207,7 +200,7 @@ def test_a_call_that_starts_whole_streams_its_arguments_in_one_delta() -> None:
 
 def test_a_cancelled_response_ends_incomplete_and_a_rerun_is_in_progress_once() -> None:
     """A re-run of a lost run (which made no output) says in_progress again in the log: shown once."""
-    log = _frames(
+    log = logged(
         *_start(),
         InteractionStatusUpdate(interaction_id=ID, status="in_progress"),
         *_text_step(0, "partial"),
@@ -228,7 +221,7 @@ def _answer(text: str) -> ModelOutputStep:
 def test_text_deltas_framed_from_their_bytes_are_what_their_struct_makes() -> None:
     """The text deltas are framed from the log's bytes (the hot path): byte for byte the Struct's frame."""
     words = ["plain ", 'quo"ted ', "new\nline ", "ünïcode ", "tab\t", "\u2028sep"]
-    log = _frames(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
+    log = logged(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
     out = Renderer().feed(log)
     blocks = [block + b"\n\n" for block in out.split(b"\n\n") if b"output_text.delta" in block[:40]]
     assert len(blocks) == len(words)
@@ -245,12 +238,12 @@ def test_text_deltas_framed_from_their_bytes_are_what_their_struct_makes() -> No
 def test_a_response_that_ends_before_any_run_still_begins_with_created() -> None:
     """Cancelled or failed while queued: the log holds its end alone (runner/settle.py); the stream still
     opens with response.created, as the SDK requires, from what the end says."""
-    cancelled = _frames(*_end("cancelled", []))
+    cancelled = logged(*_end("cancelled", []))
     stream = _valid(_rendered(cancelled, background=True))
     Grammar().check(stream)
     assert stream.names == ["response.created", "response.queued", "response.incomplete"]
     assert stream.events[0]["response"]["id"] == ID and stream.events[0]["response"]["model"] == "echo"
-    failed = _frames(
+    failed = logged(
         InteractionStatusUpdate(interaction_id=ID, status="failed"),
         ErrorEvent(error=ErrorInfo(code="worker_lost", message="Nobody ran it")),
     )
@@ -288,7 +281,7 @@ def _long_log() -> bytes:
         *_text_step(2, *second),
         *_end("completed", [_answer("".join(first)), call, _answer("".join(second))]),
     ]
-    log = _frames(*events)
+    log = logged(*events)
     middle = log.index(b"event: step.delta", len(log) // 4)
     return log[:middle] + sse.KEEPALIVE + log[middle:]
 
@@ -315,7 +308,7 @@ def test_runs_of_deltas_framed_at_once_are_the_frames_one_by_one() -> None:
     # one step's text, as a relay behind its client hands it over: in runs, all but seven frames (the
     # response's start and end, two each; the step's start and stop; its first delta, which opens the part)
     words = [f"w{n} " for n in range(500)]
-    long = _frames(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
+    long = logged(*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))]))
     frames = [frame + b"\n\n" for frame in long.split(b"\n\n")[:-1]]
     for size in (64, len(frames)):
         renderer = _Counting()
