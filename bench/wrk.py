@@ -9,10 +9,12 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .procs import children_cpu_seconds, cpu_seconds
 
@@ -144,3 +146,19 @@ async def run_wrk(
         loadgen_cores=loadgen_cpu / wall,
         upstream_cpu_ms=None if pids.upstream is None else upstream_cpu * per,
     )
+
+
+def pooled(results: Sequence[WrkResult]) -> dict[str, Any]:
+    """Runs of one path as one: requests, their rate and CPU over all the runs (scenarios 10, 17, 18)."""
+    requests = sum(r.requests for r in results)
+    seconds = sum(r.seconds for r in results)
+    cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
+    return {
+        "requests": requests,
+        "rps": round(requests / seconds, 1) if seconds else None,
+        "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
+        "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
+        "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
+        "errors": sum(r.errors for r in results),
+        "runs_cpu_ms_per_req": [round(r.server_cpu_ms, 4) for r in results],
+    }

@@ -22,9 +22,8 @@ import json
 from typing import Any
 
 from ..stats import ratio
-from ..wrk import Pids, WrkResult, run_wrk
+from ..wrk import Pids, WrkResult, pooled, run_wrk
 from .common import API_KEY, CREATE, PROMPT, Bench, payload
-from .dialects import pooled
 from .upstream import MODEL, RELAY_ROUTES, _recorded_body
 
 CONNECTIONS = 16
@@ -63,10 +62,10 @@ async def generate_stream(b: Bench) -> dict[str, Any]:
                 runs[name].append(await _wrk(b, paths[name], b.plan.cost_seconds))
     finally:
         await asyncio.to_thread(b.stack.stop_children, [upstream])
-    pooled = {name: pooled(results) for name, results in runs.items()}
-    generate, relay, turn = pooled["generate"], pooled["relay"], pooled["interaction"]
+    pools = {name: pooled(results) for name, results in runs.items()}
+    generate, relay, turn = pools["generate"], pools["relay"], pools["interaction"]
     return {
-        **pooled,
+        **pools,
         "connections": CONNECTIONS,
         "rounds": b.plan.cost_rounds,
         "seconds_per_run": b.plan.cost_seconds,

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..procs import WebServer
 from ..stats import ratio
-from ..wrk import WrkResult
+from ..wrk import WrkResult, pooled
 from .common import PROMPT, Bench
 from .upstream import MODEL as UPSTREAM_MODEL
 
@@ -37,22 +37,6 @@ PATHS: dict[str, dict[str, Any]] = {
 CONNECTIONS = 16
 
 
-def _pooled(results: list[WrkResult]) -> dict[str, Any]:
-    """One server's runs as one: throughput and CPU per request over all of them."""
-    requests = sum(r.requests for r in results)
-    seconds = sum(r.seconds for r in results)
-    cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
-    return {
-        "requests": requests,
-        "rps": round(requests / seconds, 1) if seconds else None,
-        "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
-        "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
-        "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
-        "errors": sum(r.errors for r in results),
-        "runs_cpu_ms_per_req": [round(r.server_cpu_ms, 4) for r in results],
-    }
-
-
 async def _path(b: Bench, servers: dict[str, WebServer], body: dict[str, Any]) -> dict[str, Any]:
     """The two servers taking turns on one path; `on` as ratios of `off`."""
     # warm up: pools, scripts, caches (a new server's first seconds cost up to 1.5x the CPU per request)
@@ -63,7 +47,7 @@ async def _path(b: Bench, servers: dict[str, WebServer], body: dict[str, Any]) -
         order = list(servers) if index % 2 == 0 else list(reversed(servers))
         for name in order:
             runs[name].append(await b.wrk(servers[name], body, CONNECTIONS, b.plan.cost_seconds))
-    on, off = _pooled(runs["on"]), _pooled(runs["off"])
+    on, off = pooled(runs["on"]), pooled(runs["off"])
     rounds = [ratio(a.server_cpu_ms, z.server_cpu_ms) for a, z in zip(runs["on"], runs["off"], strict=True)]
     known = [r for r in rounds if r is not None]
     return {
