@@ -9,9 +9,10 @@
 - stream: scenario 5's flood through one web process (`flood_streams` stored streamed creates at once,
   `bench-flood`: `flood_deltas` deltas each from the fake upstream at full speed), counted at the client:
   `event: step.delta` on the Interactions stream, `event: response.output_text.delta` on the Responses
-  one, to `interaction.completed` and `data: [DONE]`. The paths take turns for `stream_rounds` rounds;
-  events per second pooled (all the events over all the windows, from each flood's first delta to its
-  last), and the web process's CPU per event.
+  one, to `interaction.completed` and `data: [DONE]`. The paths take turns for `cost_rounds` rounds;
+  each round gives a Responses / Interactions ratio of events per second (from each flood's first delta
+  to its last), and the target reads their median; beside it, events per second pooled over the rounds
+  and the web process's CPU per event.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from ..client import Connection
 from ..procs import WebServer, cpu_seconds, own_cpu_seconds
 from ..stats import ratio
-from ..wrk import Pids, WrkResult, run_wrk
+from ..wrk import Pids, WrkResult, pooled, run_wrk
 from .common import API_KEY, CREATE, HEADERS, PROMPT, Bench, payload
 from .streaming import COMPLETED, DELTA, Endpoint, stream
 
@@ -59,22 +60,6 @@ async def _wrk(b: Bench, path: str, seconds: float) -> WrkResult:
     )
 
 
-def pooled(results: list[WrkResult]) -> dict[str, Any]:
-    """Runs of one path as one: requests, their rate and CPU over all the runs (scenarios 17, 18)."""
-    requests = sum(r.requests for r in results)
-    seconds = sum(r.seconds for r in results)
-    cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
-    return {
-        "requests": requests,
-        "rps": round(requests / seconds, 1) if seconds else None,
-        "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
-        "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
-        "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
-        "errors": sum(r.errors for r in results),
-        "runs_cpu_ms_per_req": [round(r.server_cpu_ms, 4) for r in results],
-    }
-
-
 async def _creates(b: Bench) -> dict[str, Any]:
     for path in PATHS.values():
         await _wrk(b, path, 2)
@@ -83,18 +68,18 @@ async def _creates(b: Bench) -> dict[str, Any]:
         order = list(PATHS) if index % 2 == 0 else list(reversed(PATHS))
         for name in order:
             runs[name].append(await _wrk(b, PATHS[name], b.plan.cost_seconds))
-    pooled = {name: pooled(results) for name, results in runs.items()}
+    pools = {name: pooled(results) for name, results in runs.items()}
     rounds = [
         ratio(r.server_cpu_ms, i.server_cpu_ms)
         for r, i in zip(runs["responses"], runs["interactions"], strict=True)
     ]
     known = [value for value in rounds if value is not None]
     return {
-        **pooled,
+        **pools,
         "cpu_ratio": ratio(
-            pooled["responses"]["server_cpu_ms_per_req"], pooled["interactions"]["server_cpu_ms_per_req"]
+            pools["responses"]["server_cpu_ms_per_req"], pools["interactions"]["server_cpu_ms_per_req"]
         ),
-        "rps_ratio": ratio(pooled["responses"]["rps"], pooled["interactions"]["rps"]),
+        "rps_ratio": ratio(pools["responses"]["rps"], pools["interactions"]["rps"]),
         "cpu_ratio_by_round": rounds,
         "cpu_ratio_median_round": round(statistics.median(known), 3) if known else None,
     }
@@ -133,7 +118,9 @@ async def _flood(b: Bench, endpoint: Endpoint, label: str) -> dict[str, Any]:
 async def _streams(b: Bench) -> dict[str, Any]:
     endpoints = _endpoints(b.one_server)
     floods: dict[str, list[dict[str, Any]]] = {name: [] for name in endpoints}
-    rounds = max(1, b.plan.cost_rounds // 2)
+    # a flood lasts about half a second: six pairs, each pair's ratio read, so that a busy moment of the
+    # machine moves one pair and not the figure (three pooled rounds moved it by 0.1 between runs)
+    rounds = max(1, b.plan.cost_rounds)
     for index in range(rounds):
         order = list(endpoints) if index % 2 == 0 else list(reversed(endpoints))
         for name in order:
@@ -154,6 +141,14 @@ async def _streams(b: Bench) -> dict[str, Any]:
             "runs_events_per_s": [round(r["events"] / r["seconds"], 1) for r in runs if r["seconds"] > 0],
         }
     out["events_ratio"] = ratio(out["responses"]["events_per_s"], out["interactions"]["events_per_s"])
+    by_round = [
+        ratio(r["events"] / r["seconds"], i["events"] / i["seconds"])
+        for r, i in zip(floods["responses"], floods["interactions"], strict=True)
+        if r["seconds"] > 0 and i["seconds"] > 0
+    ]
+    known = [value for value in by_round if value is not None]
+    out["events_ratio_by_round"] = by_round
+    out["events_ratio_median_round"] = round(statistics.median(known), 3) if known else None
     out["cpu_per_event_ratio"] = ratio(
         out["responses"]["server_cpu_us_per_event"], out["interactions"]["server_cpu_us_per_event"]
     )
