@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from server.dialects.responses import stream_wire as ev
+from server.dialects.responses import text_runs
 from server.dialects.responses.events import Renderer, render
 from server.protocol import sse
 from server.protocol.content import TextContent
@@ -315,3 +316,23 @@ def test_runs_of_deltas_framed_at_once_are_the_frames_one_by_one() -> None:
         chunks = [b"".join(frames[at : at + size]) for at in range(0, len(frames), size)]
         assert b"".join([renderer.feed(chunk) for chunk in chunks]) == Renderer().feed(long)
         assert renderer.one_by_one == 7, size
+
+
+def test_runs_are_read_whatever_ids_the_frames_carry() -> None:
+    """A run is cut by the shape of sse.frame's text deltas, with the log's ids (`evt_`), a rebuilt log's
+    (`evr_`: protocol/replay.py) or none (a store=false turn's frames): each goes through runs, byte for
+    byte what frame-by-frame gives; a run mixing two steps' texts is framed one by one."""
+    words = [f"w{n} " for n in range(300)]
+    events = [*_start(), *_text_step(0, *words), *_end("completed", [_answer("".join(words))])]
+    for kind in (sse.LOGGED, sse.REBUILT, None):
+        for seq, event in enumerate(events, start=1):
+            event.event_id = None if kind is None else sse.event_id(seq, kind)
+        log = b"".join(sse.frame(event) for event in events)
+        one, renderer = Renderer(), _Counting()
+        frames = [frame + b"\n\n" for frame in log.split(b"\n\n")[:-1]]
+        assert renderer.feed(log) == b"".join([one.feed(frame) for frame in frames])
+        assert renderer.one_by_one == 7, kind
+    other = sse.frame(StepDelta(index=1, delta=TextDelta(text="x")))
+    mixed = b"".join(sse.frame(StepDelta(index=0, delta=TextDelta(text=w))) for w in words[:20])
+    assert text_runs.frame_run(mixed + other + mixed, 0, b',"f":', 0) is None
+    assert text_runs.frame_run(mixed, 0, b',"f":', 0) is not None
