@@ -9,7 +9,7 @@
 - stream: scenario 5's flood through one web process (`flood_streams` stored streamed creates at once,
   `bench-flood`: `flood_deltas` deltas each from the fake upstream at full speed), counted at the client:
   `event: step.delta` on the Interactions stream, `event: response.output_text.delta` on the Responses
-  one, to `interaction.completed` and `data: [DONE]`. The paths take turns for `cost_rounds` rounds;
+  one, to `interaction.completed` and `data: [DONE]`. The paths take turns for 4 times `cost_rounds` rounds;
   each round gives a Responses / Interactions ratio of events per second (from each flood's first delta
   to its last), and the target reads their median; beside it, events per second pooled over the rounds
   and the web process's CPU per event.
@@ -118,9 +118,10 @@ async def _flood(b: Bench, endpoint: Endpoint, label: str) -> dict[str, Any]:
 async def _streams(b: Bench) -> dict[str, Any]:
     endpoints = _endpoints(b.one_server)
     floods: dict[str, list[dict[str, Any]]] = {name: [] for name in endpoints}
-    # a flood lasts about half a second: six pairs, each pair's ratio read, so that a busy moment of the
-    # machine moves one pair and not the figure (three pooled rounds moved it by 0.1 between runs)
-    rounds = max(1, b.plan.cost_rounds)
+    # a flood lasts about half a second, and the pairs' ratios spread over 0.7-1.1 on a quiet machine:
+    # 24 pairs, each pair's ratio read, so that a busy moment of the machine moves one pair and not the
+    # figure (three pooled rounds moved it by 0.1 between runs, six paired ones by 0.15)
+    rounds = max(1, 4 * b.plan.cost_rounds)
     for index in range(rounds):
         order = list(endpoints) if index % 2 == 0 else list(reversed(endpoints))
         for name in order:

@@ -4,7 +4,7 @@ A relay that its client keeps busy hands the renderer thousands of our frames at
 them are text deltas of one part. Framed one by one, each costs a decode and five pieces of a join (about
 0.9 µs); framed as a run, the run is cut at its frames' boundaries by one compiled pattern (the end of one
 text delta frame and the start of the next, as sse.frame writes them), which leaves each text's JSON as it
-came, and all their Responses frames are made in one join (about 0.35 µs a frame, measured on 2,000-frame
+came, and all their Responses frames are made in one join (about 0.3 µs a frame, measured on 2,000-frame
 runs; a decode of the run as one JSON array took 0.55). Anything else in the run leaves a raw newline in a
 piece (a JSON string has none), and the renderer then frames it one by one.
 Pure: no state of its own; events.Renderer decides when a run is tried.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from itertools import chain, islice, repeat
+from itertools import repeat
 from typing import Final
 
 import msgspec
@@ -99,9 +99,12 @@ def frame_run(run: bytes, index: int, fields: bytes, first: int) -> Framed | Non
     if b"\n" in joined or _EMPTY_TEXT in texts:
         return None
     count = len(texts)
-    numbers = map(b"%d".__mod__, range(first, first + count))
-    # each frame's number, fields, text, and the tail of it with the head of the next: the last of those
-    # pieces (the head of a frame that does not come) replaced by the tail alone, not cut off a copy
-    pieces = chain.from_iterable(zip(numbers, repeat(fields), texts, repeat(_TAIL_HEAD), strict=False))
-    framed = b"".join(chain((TEXT_HEAD,), islice(pieces, 4 * count - 1), (TEXT_TAIL,)))
+    # each frame is its number, the fields, its text, and its tail with the next one's head, put in place
+    # by slice (half the time of a join over zipped iterators, measured); the last piece is the tail alone
+    pieces = [_TAIL_HEAD] * (4 * count)
+    pieces[0::4] = (b"%d," * count % tuple(range(first, first + count))).split(b",")[:-1]
+    pieces[1::4] = repeat(fields, count)
+    pieces[2::4] = texts
+    pieces[0], pieces[-1] = TEXT_HEAD + pieces[0], TEXT_TAIL
+    framed = b"".join(pieces)
     return Framed(frames=framed, texts=joined + b",", count=count)
