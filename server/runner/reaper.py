@@ -4,7 +4,8 @@ Its policy, per run found:
 - a cancel nobody saved: saved now, from the log;
 - finished meanwhile (or gone): forgotten;
 - background, its job still waiting in the queue: given more time;
-- background, queued and its job lost before any worker took it: queued again;
+- background, queued and not started by its pickup deadline (its job lost, or taken by a worker that
+  never claimed it): queued again;
 - background, its runner lost with attempts left and no output seen by anyone: re-run (a new job);
 - otherwise: failed as `worker_lost`, keeping the output its clients saw.
 After a Redis outage it waits a lease period first: no lease could be renewed meanwhile.
@@ -79,9 +80,11 @@ class Reaper:
             await self.store.runs.watch(tenant, interaction_id, pickup)
             return True
         if run.status == st.QUEUED:
-            log.warning("queueing %s again: its job was lost before it started", member)
+            # its job is gone, or a worker marked it taken and never claimed the run (the take's reply
+            # lost): either way no worker will start it unless it is queued again
+            log.warning("queueing %s again: no worker started it", member)
             metrics.lost_run("requeued")
-            await self.store.jobs.enqueue(tenant, interaction_id, run.fence)
+            await self.store.jobs.queue_again(tenant, interaction_id, run.fence)
             await self.store.runs.watch(tenant, interaction_id, pickup)
             return True
         frames = await self.store.log.frames(tenant, interaction_id)

@@ -91,19 +91,40 @@ class Jobs:
         """Queue the job as arq would, and leave a token naming it for one idle worker (wake.lua): one
         round trip, where arq's enqueue and a separate token took four."""
         job = keys.job_id(tenant, interaction_id, fence)
-        now = now_ms()
-        # the request that queued it (none for a reaper's requeue): the run's logs and upstream call name it
-        request_id = context.request_id()
-        kwargs: dict[str, object] = {"request_id": request_id} if request_id else {}
         with spans.enqueue(self.queue_name, job, interaction_id) as trace:
-            if trace:
-                # the trace it is queued in, which the worker's run continues (tracing on only)
-                kwargs["trace"] = trace
-            data = serialize_job(
-                JOB_NAME, (tenant, interaction_id, fence), kwargs, None, now, serializer=job_serializer
-            )
+            data, now = self._run_job(tenant, interaction_id, fence, trace)
             names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
             await self.scripts.wake(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
+
+    async def queue_again(self, tenant: str, interaction_id: str, fence: int) -> None:
+        """The reaper's: the job of a queued run nobody claimed in time, queued whether or not it is there
+        still, and taken from any worker that marked it taken (wake_again.lua)."""
+        job = keys.job_id(tenant, interaction_id, fence)
+        with spans.enqueue(self.queue_name, job, interaction_id) as trace:
+            data, now = self._run_job(tenant, interaction_id, fence, trace)
+            names = [
+                keys.arq_job(job),
+                keys.arq_in_progress(job),
+                self.queue_name,
+                keys.wake(self.queue_name),
+            ]
+            await self.scripts.wake_again(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
+
+    def _run_job(
+        self, tenant: str, interaction_id: str, fence: int, trace: dict[str, str] | None
+    ) -> tuple[bytes, int]:
+        """A run's job as arq serializes it, and when it is queued (ms). It carries the request that
+        queued it (none for a reaper's requeue: the run's logs and upstream call name it) and the trace it
+        is queued in (tracing on only), which the worker's run continues."""
+        now = now_ms()
+        request_id = context.request_id()
+        kwargs: dict[str, object] = {"request_id": request_id} if request_id else {}
+        if trace:
+            kwargs["trace"] = trace
+        data = serialize_job(
+            JOB_NAME, (tenant, interaction_id, fence), kwargs, None, now, serializer=job_serializer
+        )
+        return data, now
 
     async def enqueue_call(
         self, job: str, function: str, args: tuple[object, ...], *, run_at_ms: int | None = None

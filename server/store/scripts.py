@@ -36,6 +36,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "delete": ("_moves", "_index"),
     "search": ("_moves", "_index"),
     "wake": (),
+    "wake_again": (),
     "take": (),
     "due": (),
     "install_signing_key": (),
@@ -140,6 +141,7 @@ class Scripts:
         "set_input",
         "take",
         "wake",
+        "wake_again",
         "webhook_create",
         "webhook_delete",
         "webhook_outcome",
@@ -173,6 +175,7 @@ class Scripts:
         self.delete = register("delete")
         self.search = register("search")
         self.wake = register("wake")
+        self.wake_again = register("wake_again")
         self.take = register("take")
         self.due = register("due")
         self.install_signing_key = register("install_signing_key")

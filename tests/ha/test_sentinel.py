@@ -14,7 +14,7 @@ import redis
 from server.store import keys
 from server.store.replica_acks import DEGRADED_SECONDS
 
-from ..support import Stack, new_key
+from ..support import Stack, new_key, tenant_of
 from ..waiting import until
 from .load import PATH, Creator, Follower, outcomes
 from .sentinels import Group, stack_on_sentinels
@@ -70,11 +70,13 @@ def test_a_failover_loses_nothing_acknowledged_and_fails_cleanly(failover: tuple
         assert missing == [], f"{len(missing)} acknowledged interactions lost"
         background = [i for _, i in creators[2].acked]
 
-        def ended() -> bool:
-            statuses = [client.get(f"/v1beta/interactions/{i}").json()["status"] for i in background]
-            return "in_progress" not in statuses
+        def unended() -> list[str]:
+            return [i for i in background if client.get(f"{PATH}/{i}").json()["status"] == "in_progress"]
 
-        until(ended, timeout=45, interval=0.5)
+        try:
+            until(lambda: not unended(), timeout=45, interval=0.5)
+        except TimeoutError:
+            raise AssertionError(stuck(stack, group, tenant_of(key), unended())) from None
 
     # every process listens for cancels on the new primary, and a cancel stops a run at once
     promoted = redis.Redis(host="127.0.0.1", port=group.primary())
@@ -117,6 +119,21 @@ def test_the_old_primary_returns_as_a_replica_and_a_second_failover_goes_back(
     with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as client:
         missing = [i for _, i in creator.acked if client.get(f"{PATH}/{i}").status_code != 200]
     assert missing == [], f"{len(missing)} acknowledged interactions lost"
+
+
+def stuck(stack: Stack, group: Group, tenant: str, interaction_ids: list[str]) -> str:
+    """What the store holds of runs that never ended (their record's run fields, their job's keys) and
+    the worker's last log lines: what a failure of this test needs to be understood."""
+    primary = redis.Redis(host="127.0.0.1", port=group.primary(), decode_responses=True)
+    held = []
+    for interaction_id in interaction_ids[:5]:
+        fields = [keys.Field.STATUS, keys.Field.FENCE, keys.Field.ATTEMPTS]
+        run: list[str | None] = primary.hmget(keys.interaction(tenant, interaction_id), fields)  # type: ignore[assignment]
+        job = keys.job_id(tenant, interaction_id, int(run[1] or 0))
+        marks = primary.exists(keys.arq_job(job)), primary.exists(keys.arq_in_progress(job))
+        held.append(f"{interaction_id}: status, fence, attempts {run}; job {job} (data, taken) {marks}")
+    lines = stack.workers[0].log().splitlines()[-40:]
+    return f"{len(interaction_ids)} background runs never ended:\n" + "\n".join([*held, *lines])
 
 
 def listeners(primary: redis.Redis) -> int:

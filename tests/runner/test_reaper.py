@@ -15,11 +15,13 @@ from server.protocol import lifecycle
 from server.protocol import status as st
 from server.runner.reaper import LOST_SERVER
 from server.runtime import Runtime
+from server.store import keys
+from server.worker_host import WorkerHost
 
 from ..conftest import RUNTIME_CONFIG
 from ..inproc import write_settings
 from ..waiting import until_async
-from .harness import Frames, ScriptedBackend, steps_text, stream_of
+from .harness import Frames, ScriptedBackend, reply_of, steps_text, stream_of
 
 TENANT = "tenant-reaper"
 
@@ -67,3 +69,28 @@ async def test_a_lost_foreground_run_fails_with_what_its_log_holds(
     replay = Frames(runtime.events.frames(await runtime.events.prepare(TENANT, interaction_id, None)))
     assert [e["event_id"] for e in await replay.rest()] == [e["event_id"] for e in events]
     assert not await runtime.store.runs.due()  # nothing left for a reaper to look at
+
+
+async def test_a_job_taken_by_a_worker_that_never_claimed_it_is_run_by_another(
+    runtime: Runtime, private_redis: RedisProcess, tmp_path: Path
+) -> None:
+    """A worker's take of a job (take.lua) can land while its reply is lost (a failover, a timeout): that
+    worker never claims the run, and the job stays marked in progress for a day. Past the pickup deadline
+    (1 s here) the reaper hands it to another worker."""
+    interaction_id = (
+        await reply_of(runtime, TENANT, {"model": "echo", "input": "hi", "background": True})
+    ).interaction.id
+    assert interaction_id
+    # the take lands, and nothing more is heard of the worker that sent it
+    assert await runtime.store.jobs.take(keys.job_id(TENANT, interaction_id, 0), 86_400_000) is not None
+    host = WorkerHost(runtime)
+    await host.start()
+    try:
+
+        async def completed() -> bool:
+            return await runtime.store.interactions.status(TENANT, interaction_id) == st.COMPLETED
+
+        await until_async(completed, within=10)
+    finally:
+        await host.stop(grace=0.5)
+    assert not await runtime.store.runs.due()
