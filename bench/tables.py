@@ -262,23 +262,39 @@ def memory_section(results: dict[str, Any]) -> Section:
         return []
     text_bytes, floor = memory["stored"]["text_bytes"], memory["baseline_string_bytes"]
     rows: list[Row] = [
-        ["baseline: one string of the text", text_bytes, floor, floor - text_bytes, 1.0, "string"]
+        ["baseline: one string of the text", text_bytes, floor, floor - text_bytes, 1.0, 1, "string"]
     ]
-    for name in ("stored", "stored_streamed"):
-        d = memory[name]
-        label = name.replace("_", " + ")
+    for label, d, kept in (
+        ("stored", memory["stored"], ""),
+        ("stored + streamed, its log kept", memory["stored_streamed"], ""),
+        ("stored + streamed, after its log's hour", memory["stored_streamed"], "kept_"),
+    ):
+        if kept and "kept_memory_bytes" not in d:
+            continue
+        keys = " ".join(f"{name} {size:,}" for name, size in d["keys"].items())
+        used = d[f"{kept}memory_bytes"]
         rows.append(
             [
                 label,
                 d["text_bytes"],
-                d["memory_bytes"],
-                d["beyond_text_bytes"],
-                d["ratio"],
-                " ".join(d["keys"]),
+                used,
+                d[f"{kept}beyond_text_bytes"],
+                ratio(used, floor),
+                d["keys_per_interaction"],
+                keys,
             ]
         )
-    header = ["interaction", "text B", "memory B", "beyond text B", f"{X} baseline", "keys"]
-    heading = "### 7. Redis memory per one-turn interaction (MEMORY USAGE over all its keys)"
+    header = [
+        "interaction",
+        "text B",
+        "memory B",
+        "beyond text B",
+        f"{X} baseline",
+        "keys each",
+        "its keys (MEMORY USAGE B)",
+    ]
+    creates = memory["stored"].get("creates", 0)
+    heading = f"### 7. Redis memory per one-turn interaction (used_memory over {creates:,} creates of each)"
     return [heading, "", *table(header, rows)]
 
 

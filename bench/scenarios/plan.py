@@ -35,7 +35,8 @@ class Plan:
     many_echo_slack_seconds: float
     drip_words: int
     drip_interval: float
-    memory_samples: int
+    #: scenario 7: one-turn creates per variant, whose `used_memory` delta is measured
+    memory_creates: int
     #: scenario 8: wrk runs per path through the upstream process, and the background samples
     upstream_seconds: float
     upstream_repeats: int
@@ -85,7 +86,7 @@ class Plan:
             many_echo_slack_seconds=10.0,
             drip_words=5,
             drip_interval=1.0,
-            memory_samples=20,
+            memory_creates=3000,
             upstream_seconds=3,
             upstream_repeats=2,
             upstream_concurrency=(1, 16, 64),
@@ -136,7 +137,7 @@ class Plan:
             many_echo_slack_seconds=1.0,
             drip_words=4,
             drip_interval=0.1,
-            memory_samples=5,
+            memory_creates=200,
             upstream_seconds=1,
             upstream_repeats=1,
             upstream_concurrency=(1, 16),
