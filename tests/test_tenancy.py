@@ -20,6 +20,8 @@ from google import genai
 from google.genai import _interactions as sdk_errors
 from redis import Redis as SyncRedis
 
+from server.store import keys
+
 from .inproc import ThreadedApp, threaded
 from .replies import id_of, interaction
 from .support import new_key, sdk, tenant_keys, tenant_of
@@ -445,9 +447,11 @@ def test_keys_mode(keys_app: ThreadedApp) -> None:
 
     redis = SyncRedis.from_url(keys_app.redis_url)
     try:
-        # one record each (beside the search indexes it is in)
+        # one record each, with its body (beside the search indexes it is in)
         team_a = records(list(redis.scan_iter(match="ix:{team-a}:*")))
-        assert [k.decode() for k in team_a] == [f"ix:{{team-a}}:{made.json()['id']}"]
+        record = f"ix:{{team-a}}:{made.json()['id']}"
+        assert [k.decode() for k in team_a] == [record]
+        assert redis.exists(record + keys.BODY_SUFFIX)
         assert len(records(list(redis.scan_iter(match="ix:{team-b}:*")))) == 1
         for key in redis.scan_iter():
             assert KEY_A.encode() not in key and KEY_B.encode() not in key
@@ -489,5 +493,12 @@ def test_a_live_chain_never_loses_its_head(short_ttl: ThreadedApp) -> None:
 
 
 def records(names: list[bytes]) -> list[bytes]:
-    """The interactions' own keys among a tenant's, without its search indexes (store/keys.py)."""
-    return [name for name in names if b":idx:" not in name and not name.endswith(b":expiries")]
+    """The interactions' hashes among a tenant's keys, without their bodies and the search indexes
+    (store/keys.py)."""
+    return [
+        name
+        for name in names
+        if b":idx:" not in name
+        and not name.endswith(b":expiries")
+        and not name.endswith(keys.BODY_SUFFIX.encode())
+    ]

@@ -7,8 +7,8 @@ request answers with an operation (`operations/<id>`) whose metadata tells the p
 The job may be run again (a worker killed mid-job: its job is taken again), and its counts stay true
 across runs: the first run keeps the conversations the filter matched as it began (and their counts), a
 re-run goes on through the same ones from the first not done (deleting what is left of it), and every
-delete is counted by what it really removed. A delete's ids are marked before it is sent, so one whose
-run died before its count is counted by the next run: the marked ids that are gone.
+delete is counted by what it really removed, in the same step as it removes it (scripts/delete.lua).
+(Counted apart, a run killed with its count sent and not yet applied was counted again by the next.)
 """
 
 from __future__ import annotations
@@ -171,16 +171,18 @@ class Purges:
                 batch = []
 
     async def _delete(self, tenant: str, deletion_id: str, batch: list[str], changes: dict[str, Any]) -> None:
-        """One delete, marked before it is sent and counted (with `changes`) by what it removed."""
+        """One delete, which counts what it removed (and writes `changes`) in the same step: a run killed
+        with its delete sent and its reply not read counts it all the same, once."""
         if not batch:
             return
-        await self.deletions.update(tenant, deletion_id, inflight=msgspec.json.encode(batch))
-        deleted = await self.interactions.delete(tenant, *batch)
-        await self.deletions.update(tenant, deletion_id, deleted=deleted, inflight="", **changes)
+        await self.interactions.delete(
+            tenant, *batch, tally=self.deletions.tally(tenant, deletion_id, **changes)
+        )
 
     async def _count_inflight(self, tenant: str, deletion_id: str, inflight: bytes) -> None:
-        """The delete a dead run had under way: its ids now gone are what it removed (whether or not the
-        delete ran before the run died); the rest are deleted again."""
+        """The delete an earlier version's run had under way as it died (that version marked a delete's ids
+        before it was sent, and counted them after): its ids now gone are what it removed; the rest are
+        deleted again."""
         if not inflight:
             return
         marked = msgspec.json.decode(inflight, type=list[str])

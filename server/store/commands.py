@@ -57,6 +57,16 @@ def text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def netstrings(values: Sequence[Any]) -> bytes:
+    """Values as netstrings ("5:hello3:abc"), one script argument for many (scripts/_body.lua reads them):
+    the client spends more on each argument than Redis does."""
+    parts = []
+    for value in values:
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(b"%d:%s" % (len(raw), raw))
+    return b"".join(parts)
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 

@@ -11,7 +11,7 @@ import msgspec
 from redis.asyncio import Redis
 
 from . import keys
-from .commands import now_ms, text
+from .commands import netstrings, now_ms, text
 from .scripts import Scripts
 
 #: how long a deletion's progress is kept after its last change
@@ -32,6 +32,14 @@ class Progress(msgspec.Struct, kw_only=True):
     error: str | None = None
     #: the ids of the delete under way (JSON), empty between deletes
     inflight: bytes = b""
+
+
+class Tally(msgspec.Struct, frozen=True):
+    """A delete's count in its job's progress, written by the delete itself (scripts/delete.lua)."""
+
+    key: str
+    keep_ms: int
+    fields: bytes
 
 
 #: the fields of Progress as stored (the hash holds `roots` beside them, read only by a re-run)
@@ -56,6 +64,13 @@ class Deletions:
         added = changes.pop("deleted", 0)
         fields = {**{k: _raw(v) for k, v in changes.items()}, "updated_ms": now_ms()}
         await self._write(tenant, deletion_id, fields, added)
+
+    def tally(self, tenant: str, deletion_id: str, **changes: Any) -> Tally:
+        """What a delete of the job (store/interactions.py `delete`) writes in its progress in the same
+        step: what it removed, added to `deleted`, and `changes`."""
+        fields = {**{k: _raw(v) for k, v in changes.items()}, "updated_ms": now_ms()}
+        pairs = [part for name, value in fields.items() for part in (name, value)]
+        return Tally(key=keys.deletion(tenant, deletion_id), keep_ms=KEEP_MS, fields=netstrings(pairs))
 
     async def collected(self, tenant: str, deletion_id: str, roots: list[str], matched: int) -> None:
         """What the filter matched as the job began: its conversations (kept for a re-run) and counts."""

@@ -19,12 +19,13 @@ from ..protocol.steps import Step
 from ..settings import RunnerSettings, StoreSettings
 from . import keys, search_tags
 from .commands import now_ms, text, typed
+from .deletions import Tally
 from .idempotency import parse
 from .jobs import EventJob, event_job
 from .keys import Field
-from .new_records import NewRecord, configured, key_args, packed_fields
+from .new_records import NewRecord, body, configured, key_args, packed_fields
 from .queue_side import QueueSide
-from .records import RECORD_FIELDS, decode_output, decode_steps, encode, record_of
+from .records import META_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
 
 _UNFINISHED = " ".join(sorted(lifecycle.UNFINISHED))
@@ -157,6 +158,7 @@ class Interactions:
                 ),
                 checked.root if checked else "",
                 *key_args(record.key if record else None),
+                body(record) if record else "",
             ],
         )
         if not self.queue.together:
@@ -214,7 +216,7 @@ class Interactions:
         return history
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
-        values = await self.redis.hmget(keys.interaction(tenant, interaction_id), RECORD_FIELDS)
+        values = await self.scripts.read(keys=[keys.interaction(tenant, interaction_id)], args=META_FIELDS)
         if values[0] is None or values[7] is None:
             raise NotFound(interaction_id)
         return record_of(interaction_id, values)
@@ -229,9 +231,10 @@ class Interactions:
             keys=[keys.interaction(tenant, interaction_id)], args=[encode(input_steps)]
         )
 
-    async def delete(self, tenant: str, *interaction_ids: str) -> int:
+    async def delete(self, tenant: str, *interaction_ids: str, tally: Tally | None = None) -> int:
         """Delete interactions (with their logs, and their places in the search indexes); one still
-        running is told to stop. Returns how many existed."""
+        running is told to stop. `tally`: a purge's, counting what goes in the same step. Returns how
+        many existed."""
         together = self.queue.together
         result = await self.scripts.delete(
             keys=[keys.search_expiries(tenant), *self.queue.script_keys(keys.RUNNING)],
@@ -242,6 +245,7 @@ class Interactions:
                 _UNFINISHED,
                 keys.EVENTS_SUFFIX,
                 keys.ACK_SUFFIX,
+                *((tally.key, tally.keep_ms, tally.fields) if tally else ("", "", "")),
                 *interaction_ids,
             ],
         )

@@ -46,10 +46,21 @@ def tenant_prefix(tenant: str) -> str:
 
 
 def interaction(tenant: str, interaction_id: str) -> str:
-    """HASH: status (a lifecycle state), fence, attempts, bg, log, prev, created, updated, seq, cfg, in, out,
-    cexp (the earliest expiry among its ancestors, ms), depth (its place in its chain, from 1), root and
-    ix (its conversation and search tags: Field)."""
+    """HASH: status (a lifecycle state), fence, attempts, bg, log, prev, created, updated, seq, cexp (the
+    earliest expiry among its ancestors, ms), depth (its place in its chain, from 1), root and ix (its
+    conversation and search tags: Field). Its blobs are in its `body` (those of an earlier version's
+    record in the hash itself: cfg, in, out)."""
     return f"ix:{{{tenant}}}:{interaction_id}"
+
+
+#: what an interaction's hash key is followed by in the name of its body (the scripts name it the same way:
+#: scripts/_body.lua)
+BODY_SUFFIX: Final = ":b"
+
+
+def body(tenant: str, interaction_id: str) -> str:
+    """STRING: the interaction's blobs cfg, in and out as netstrings, expiring with its hash."""
+    return interaction(tenant, interaction_id) + BODY_SUFFIX
 
 
 #: what an interaction's hash key is followed by in the names of its event log and its cancel list (the
@@ -174,6 +185,7 @@ class Field:
     CREATED: Final = "created"
     UPDATED: Final = "updated"
     SEQ: Final = "seq"
+    #: the blobs (in the body; in the hash of an earlier version's record)
     CONFIG: Final = "cfg"
     INPUT: Final = "in"
     OUTPUT: Final = "out"

@@ -1,4 +1,5 @@
-"""An interaction to store, as create.lua takes it: its hash's fields and values packed in one argument."""
+"""An interaction to store, as create.lua takes it: its hash's fields and values packed in one argument, and
+its body (its blobs) in another."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import msgspec
 
 from ..protocol.records import Output, StoredConfig
 from ..protocol.steps import Step
+from .commands import netstrings
 from .idempotency import KeyClaim
 from .keys import Field
-from .records import encode
+from .records import encode, encode_config
 
 
 class NewRecord(msgspec.Struct, kw_only=True):
@@ -38,20 +40,21 @@ def packed_fields(record: NewRecord, *, claimed: bool, prev: str | None, depth: 
         fields += [Field.PREV, prev]
     if depth is not None:
         fields += [Field.DEPTH, depth]
-    return _netstrings(fields)
+    return netstrings(fields)
+
+
+def body(record: NewRecord) -> bytes:
+    """Its blobs, as create.lua stores them apart from its hash (scripts/_body.lua): config, input steps and,
+    stored finished, output, as netstrings."""
+    blobs = [encode_config(record.config, record.input_steps), encode(record.input_steps)]
+    if record.output is not None:
+        blobs.append(encode(record.output))
+    return netstrings(blobs)
 
 
 def key_args(key: KeyClaim | None) -> tuple[Any, ...]:
     """create.lua's arguments of an Idempotency-Key (ARGV[19..21])."""
     return (key.name, key.value, key.ttl_ms) if key else ("", "", "")
-
-
-def _netstrings(values: list[Any]) -> bytes:
-    parts = []
-    for value in values:
-        raw = value if isinstance(value, bytes) else str(value).encode()
-        parts.append(b"%d:%s" % (len(raw), raw))
-    return b"".join(parts)
 
 
 def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
@@ -64,11 +67,7 @@ def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
         Field.SEQ, record.seq,
         Field.FENCE, "1" if claimed else "0",
         Field.ATTEMPTS, "1" if claimed else "0",
-        Field.CONFIG, encode(record.config),
-        Field.INPUT, encode(record.input_steps),
     ]  # fmt: skip
-    if record.output is not None:
-        fields += [Field.OUTPUT, encode(record.output)]
     if configured(record):
         fields += [Field.WEBHOOK_CONFIG, "1"]
     return fields

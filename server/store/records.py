@@ -1,15 +1,18 @@
-"""The blobs of an interaction's hash, encoded as msgpack (protocol.records has their types), and a record
-read back from its fields."""
+"""The blobs of an interaction (its config, input steps and output), encoded as msgpack (protocol.records has
+their types), and a record read back from its hash fields and blobs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
+
 from ..errors import InvalidArgument
 from ..protocol.codec import msgpack_decoder, msgpack_encoder
+from ..protocol.content import TextContent
 from ..protocol.records import Output, Record, StoredConfig
-from ..protocol.steps import Step
+from ..protocol.steps import Step, UserInputStep
 from .commands import text
 from .keys import Field
 
@@ -38,8 +41,27 @@ def decode_output(blob: bytes | None) -> Output | None:
     return _output_decoder.decode(blob) if blob else None
 
 
-#: the fields a Record is read from, in the order `record_of` takes their values
-RECORD_FIELDS: Final = (
+def encode_config(config: StoredConfig, input_steps: Sequence[Step]) -> bytes:
+    """The `cfg` blob. `input` as the client sent it is left out when it is a string, the text of the one
+    input step: read back, it is that step's text again (`record_of`), so a prompt is stored once."""
+    if isinstance(config.input, str) and _only_text(input_steps) == config.input:
+        config = msgspec.structs.replace(config, input=None)
+    return encode(config)
+
+
+def _only_text(steps: Sequence[Step]) -> str | None:
+    """The text of `steps` when they are one user input of one text, as a string `input` makes them."""
+    if len(steps) != 1 or not isinstance(steps[0], UserInputStep):
+        return None
+    content = steps[0].content
+    if len(content) != 1 or not isinstance(content[0], TextContent):
+        return None
+    return content[0].text
+
+
+#: the hash fields a Record is read from, then its blobs (store/scripts/_body.lua), in the order
+#: `record_of` takes their values
+META_FIELDS: Final = (
     Field.STATUS,
     Field.CREATED,
     Field.UPDATED,
@@ -47,15 +69,17 @@ RECORD_FIELDS: Final = (
     Field.BACKGROUND,
     Field.LOG,
     Field.SEQ,
-    Field.CONFIG,
-    Field.INPUT,
-    Field.OUTPUT,
 )
+BLOBS: Final = (Field.CONFIG, Field.INPUT, Field.OUTPUT)
 
 
 def record_of(interaction_id: str, values: Sequence[Any]) -> Record:
-    """The record of RECORD_FIELDS' values (status and config present: the caller checked)."""
+    """The record of META_FIELDS' values and its blobs' (status and config present: the caller checked)."""
     status, created, updated, prev, bg, log, seq, cfg, inp, out = values
+    config, input_steps = decode_config(cfg), decode_steps(inp)
+    if config.input is None:
+        # every create has an input: none stored is the text of its one step (encode_config)
+        config.input = _only_text(input_steps)
     return Record(
         id=interaction_id,
         status=text(status),
@@ -65,7 +89,7 @@ def record_of(interaction_id: str, values: Sequence[Any]) -> Record:
         background=bg == b"1",
         logged=log == b"1",
         seq=int(seq or 0),
-        config=decode_config(cfg),
-        input_steps=decode_steps(inp),
+        config=config,
+        input_steps=input_steps,
         output=decode_output(out),
     )

@@ -25,16 +25,17 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_walk", "_notify"),
+    "create": ("_moves", "_index", "_body", "_walk", "_notify"),
     "claim": ("_moves",),
     "append": ("_moves",),
-    "finish": ("_moves", "_notify"),
+    "finish": ("_moves", "_body", "_notify"),
     "cancel": ("_moves",),
     "requeue": ("_moves",),
     "reap": (),
-    "set_input": (),
-    "delete": ("_moves", "_index"),
-    "search": ("_moves", "_index"),
+    "set_input": ("_body",),
+    "read": ("_body",),
+    "delete": ("_moves", "_index", "_body"),
+    "search": ("_moves", "_index", "_body"),
     "wake": (),
     "wake_again": (),
     "take": (),
@@ -53,7 +54,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
 
 #: scripts that change nothing a failover could lose, or a caller was told of (a search only drops ids of
 #: expired interactions): they wait for no replica and carry no deadline
-_READS = frozenset({"search", "webhook_read"})
+_READS = frozenset({"read", "search", "webhook_read"})
 
 
 def _read(name: str) -> str:
@@ -135,6 +136,7 @@ class Scripts:
         "due",
         "finish",
         "install_signing_key",
+        "read",
         "reap",
         "requeue",
         "search",
@@ -170,6 +172,7 @@ class Scripts:
         self.finish = register("finish")
         self.cancel = register("cancel")
         self.reap = register("reap")
+        self.read = register("read")
         self.requeue = register("requeue")
         self.set_input = register("set_input")
         self.delete = register("delete")

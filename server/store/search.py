@@ -13,17 +13,16 @@ from ..protocol.records import Record
 from . import keys
 from .commands import text
 from .keys import Field
-from .records import RECORD_FIELDS, record_of
+from .records import BLOBS, META_FIELDS, record_of
 from .scripts import Scripts
 
 #: the most ids one page reads before it answers (short, with a place to go on from): the page is one
 #: script, during which Redis serves no one else; a thousand ids took 11 ms of its CPU (bench "list")
 PAGE_BUDGET = 250
 
-#: what a page returns of each match (the script adds its status first): a Record's fields, then its
-#: conversation; without input steps, a field no hash has stands for them (it reads as none)
-_FIELDS = (*RECORD_FIELDS[1:], Field.ROOT)
-_NO_INPUT = (*RECORD_FIELDS[1:8], "-", *RECORD_FIELDS[9:], Field.ROOT)
+#: the hash fields a page returns of each match (the script adds its status first and its blobs last): a
+#: Record's, then its conversation
+_FIELDS = (*META_FIELDS[1:], Field.ROOT)
 
 
 class Query(msgspec.Struct, kw_only=True, frozen=True):
@@ -68,7 +67,6 @@ class Search:
         """Up to `limit` matches, newest first (`ascending`: oldest first), from `start` (a page's `next`;
         None: the newest, or the oldest), or from just past the interaction `after_id` (an id a client
         pages from: an empty page if it is gone)."""
-        fields = _FIELDS if with_input else _NO_INPUT
         top, low, after = _bounds(query, start, ascending)
         if after_id is not None:
             top, low, after = (top, "id", after_id) if ascending else ("id", low, after_id)
@@ -84,11 +82,12 @@ class Search:
                 limit,
                 budget,
                 "asc" if ascending else "desc",
-                *fields,
+                "1" if with_input else "",
+                *_FIELDS,
             ],
         )
         rows, where = result
-        width = 2 + len(fields)
+        width = 1 + len(META_FIELDS) + 1 + len(BLOBS)
         found = [_found(rows[at : at + width]) for at in range(0, len(rows), width)]
         return Page(found=found, next=_where(text(where)))
 
@@ -113,9 +112,10 @@ def _where(value: str) -> tuple[int, str] | None:
 
 
 def _found(row: Sequence[Any]) -> Found:
-    """A row of the script's: the id, then the record's fields, then its conversation's first id."""
-    interaction_id, root = text(row[0]), row[-1]
-    return Found(record=record_of(interaction_id, row[1:-1]), root=text(root) if root else interaction_id)
+    """A row of the script's: the id, the record's hash fields, its conversation's first id, its blobs."""
+    interaction_id, root, blobs = text(row[0]), row[len(META_FIELDS) + 1], row[-len(BLOBS) :]
+    record = record_of(interaction_id, [*row[1 : len(META_FIELDS) + 1], *blobs])
+    return Found(record=record, root=text(root) if root else interaction_id)
 
 
 def ids(found: Iterable[Found]) -> list[str]:

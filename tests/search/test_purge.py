@@ -19,11 +19,10 @@ from server.search import deleting
 from server.search.filters import Filter
 from server.store import keys
 from server.store.deletions import Progress
-from server.store.direct import DirectRedis
 
 from ..runner.harness import reply_of
 from ..support import Stack, stacks_by_topology
-from ..waiting import until, until_async
+from ..waiting import until
 from .support import Tenant
 
 NAMES = ["make-run", "tcp-workers"]
@@ -169,19 +168,6 @@ async def _stored(runtime: Runtime, made: list[str]) -> set[str]:
     return {each for each in made if await runtime.store.interactions.status(RERUN_TENANT, each) is not None}
 
 
-async def _answered(runtime: Runtime) -> None:
-    """Every script the interrupted run sent has run: what a re-run finds in production, where the job is
-    taken again only after the dead run's lease, and a script that reaches Redis later than its deadline
-    (seconds) writes nothing. Without this wait, a re-run here could overtake the dead run's last write."""
-    direct = runtime.store.direct
-    assert isinstance(direct, DirectRedis)
-
-    async def idle() -> bool:
-        return all(each is None or not each.waiting for each in direct.connections)
-
-    await until_async(idle, within=10, interval=0.001)
-
-
 async def _progress(runtime: Runtime, deletion_id: str) -> Progress:
     progress = await runtime.store.deletions.get(RERUN_TENANT, deletion_id)
     assert progress is not None
@@ -238,3 +224,23 @@ async def test_a_purge_run_again_after_interruptions_counts_what_it_really_did(
     operation = await purges.operation(RERUN_TENANT, deletion_id)
     assert operation is not None and operation.response == {"purge_count": 39}
     assert operation.metadata["match_count"] == 24 and operation.metadata["purge_count"] == 39
+
+
+async def test_a_purge_an_earlier_version_left_mid_delete_counts_that_delete_once(runtime: Runtime) -> None:
+    """An earlier version marked a delete's ids (`inflight`) before it sent it and counted them after:
+    its run killed in between left them marked, deleted and not counted. This version's re-run counts them,
+    once, and deletes the rest."""
+    made = [await _turn(runtime, f"e{n}", labels={"user": "u1"}) for n in range(4)]
+    purges, deletion_id = runtime.purges, "purge_earlier"
+    await runtime.store.deletions.create(
+        RERUN_TENANT, deletion_id, msgspec.json.encode(Filter(labels={"user": "u1"}))
+    )
+    # as that version's run left it: the matches collected, the first two deleted, marked and not counted
+    await runtime.store.deletions.collected(RERUN_TENANT, deletion_id, made, len(made))
+    await runtime.store.deletions.update(RERUN_TENANT, deletion_id, inflight=msgspec.json.encode(made[:2]))
+    assert await runtime.store.interactions.delete(RERUN_TENANT, *made[:2]) == 2
+
+    await purges.run(RERUN_TENANT, deletion_id)
+    done = await _progress(runtime, deletion_id)
+    assert (done.state, done.deleted, done.inflight) == ("done", 4, b"")
+    assert await _stored(runtime, made) == set()

@@ -1,4 +1,4 @@
--- Prepended to create.lua when it is loaded.
+-- Prepended to create.lua when it is loaded (after _body.lua).
 -- Follows `prev` from `id` back to the head of the chain, newest first. With `with_blobs` it returns
 -- every interaction's `in` and `out` ({'ok', {in_1, out_1, in_2, out_2, ...}}); with `expire_at` > 0 it
 -- gives every one, and its search indexes (_index.lua), that expiry.
@@ -11,20 +11,17 @@ local function walk(prefix, id, max_depth, with_blobs, expire_at)
     depth = depth + 1
     if depth > max_depth then return {'too_deep', id} end
     local key = prefix .. id
-    local f
-    if with_blobs then
-      f = redis.call('HMGET', key, 'status', 'prev', 'ix', 'in', 'out')
-    else
-      f = redis.call('HMGET', key, 'status', 'prev', 'ix')
-    end
+    local f = redis.call('HMGET', key, 'status', 'prev', 'ix')
     if not f[1] then return {'missing', id} end
     if expire_at > 0 then
       redis.call('PEXPIREAT', key, expire_at)
+      redis.call('PEXPIREAT', key .. BODY_SUFFIX, expire_at)
       keep_indexes(prefix, id, f[3], expire_at)
     end
     if with_blobs then
-      blobs[#blobs + 1] = f[4] or ''
-      blobs[#blobs + 1] = f[5] or ''
+      local own = blobs_of(key)
+      blobs[#blobs + 1] = own[2] or ''
+      blobs[#blobs + 1] = own[3] or ''
     end
     id = f[2]
   end

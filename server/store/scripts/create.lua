@@ -18,7 +18,8 @@
 -- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config,
 -- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
 -- interaction, from an earlier check ('' if none), ARGV[19] the key of the request's Idempotency-Key ('' for
--- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms
+-- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms, ARGV[22] its body (its
+-- blobs as netstrings, _body.lua)
 -- A key is recorded with the interaction it made, in this one step; a key whose interaction still exists
 -- answers {'repeat', what it recorded} and stores nothing; one whose interaction is gone (deleted) is this
 -- request's now.
@@ -49,6 +50,7 @@ if prev ~= '' and mode ~= 'skip' then
   local horizon = now + ttl
   local extended = now + ttl + math.floor(ttl / 2)
   redis.call('PEXPIREAT', parent, extended)
+  redis.call('PEXPIREAT', parent .. BODY_SUFFIX, extended)
   keep_indexes(prefix, prev, p[5], extended)
   root = p[4] or prev
   local earliest = tonumber(p[2])
@@ -63,13 +65,7 @@ if prev ~= '' and mode ~= 'skip' then
 end
 if ARGV[10] ~= '' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists', ''} end
-  local packed, fields, at = ARGV[10], {}, 1
-  while at <= #packed do
-    local colon = string.find(packed, ':', at, true)
-    local length = tonumber(string.sub(packed, at, colon - 1))
-    fields[#fields + 1] = string.sub(packed, colon + 1, colon + length)
-    at = colon + length + 1
-  end
+  local fields = split_netstrings(ARGV[10])
   local id = string.sub(KEYS[1], #prefix + 1)
   local tags = ARGV[17]
   if prev == '' then
@@ -84,6 +80,7 @@ if ARGV[10] ~= '' then
   if mode ~= 'skip' then redis.call('HSET', KEYS[1], 'depth', depth) end
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
+  redis.call('SET', KEYS[1] .. BODY_SUFFIX, ARGV[22], 'PXAT', now + ttl)
   if ARGV[19] ~= '' then redis.call('SET', ARGV[19], ARGV[20], 'PX', ARGV[21]) end
   add_to_indexes(prefix, id, tags, now, now + ttl, now + ttl + math.floor(ttl / 2))
   if ARGV[8] ~= '' and KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9]) end

@@ -37,7 +37,8 @@ else
     if logged then redis.pcall('XADD', KEYS[2], '0-' .. ARGV[i], 'e', ARGV[i + 1]) end
   end
 end
-redis.call('HSET', KEYS[1], 'status', target, 'out', ARGV[4], 'updated', ARGV[5], 'seq', seq)
+redis.call('HSET', KEYS[1], 'status', target, 'updated', ARGV[5], 'seq', seq)
+set_blob(KEYS[1], 3, ARGV[4])
 if KEYS[5] then redis.call('ZREM', KEYS[5], ARGV[7]) end
 if logged then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
 if f[2] == ARGV[3] then

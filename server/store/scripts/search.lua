@@ -9,17 +9,19 @@
 -- or '(' .. ms), ARGV[6] the id the last page stopped at, whose creation ms is where this page starts:
 -- ARGV[4] newest first, ARGV[5] oldest first ('' for none: the page starts at that ms itself; 'id' in
 -- place of the ms: at the id's own score, wherever it is), ARGV[7] the most interactions to return,
--- ARGV[8] the most ids to look at, ARGV[9] 'asc' for oldest first ('desc' newest first), ARGV[10..] the
--- hash fields to return of each
--- Returns {{id, status, field values..., id, ...}, where the next page starts: 'score id', '' at the end}.
+-- ARGV[8] the most ids to look at, ARGV[9] 'asc' for oldest first ('desc' newest first), ARGV[10] '1' to
+-- return each one's input steps, ARGV[11..] the hash fields to return of each
+-- Returns {{id, status, field values..., cfg, in (false unless asked for), out, id, ...}, where the next
+-- page starts: 'score id', '' at the end}.
 -- Scores are creation ms, those of one ms a fraction apart in creation order (_index.lua), records of
 -- earlier versions the ms alone (those of one ms then in id order). The bounds are whole ms, so a bound
 -- reads to the end of its ms, and a page goes on from its last id's own score.
 local prefix, statuses = ARGV[1], ARGV[3]
 local limit, budget = tonumber(ARGV[7]), tonumber(ARGV[8])
 local ascending = ARGV[9] == 'asc'
+local with_input = ARGV[10] == '1'
 local fields = {}
-for i = 10, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 
 local tags, driver, smallest = {}, nil, nil
 for tag in string.gmatch(ARGV[2], '%S+') do
@@ -93,6 +95,8 @@ while true do
         for _, value in ipairs(redis.call('HMGET', prefix .. id, unpack(fields))) do
           found[#found + 1] = value
         end
+        local blobs = blobs_of(prefix .. id)
+        found[#found + 1], found[#found + 2], found[#found + 3] = blobs[1], with_input and blobs[2], blobs[3]
       end
       if count >= limit or looked >= budget then return {found, from .. ' ' .. after} end
     end
