@@ -174,7 +174,9 @@ def split_member(value: str) -> tuple[str, str]:
 
 
 class Field:
-    """Field names of the interaction hash (the Lua scripts use the same literals)."""
+    """Field names of the interaction hash (the Lua scripts use the same literals). A field at its default
+    is not stored (store/new_records.py): bg, log "0"; fence, attempts 0; updated = created; depth 1; root
+    its own id."""
 
     STATUS: Final = "status"
     FENCE: Final = "fence"

@@ -38,7 +38,7 @@ def packed_fields(record: NewRecord, *, claimed: bool, prev: str | None, depth: 
     fields = _fields(record, claimed=claimed)
     if prev:
         fields += [Field.PREV, prev]
-    if depth is not None:
+    if depth is not None and depth > 1:
         fields += [Field.DEPTH, depth]
     return netstrings(fields)
 
@@ -58,16 +58,18 @@ def key_args(key: KeyClaim | None) -> tuple[Any, ...]:
 
 
 def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
-    fields: list[Any] = [
-        Field.STATUS, record.status,
-        Field.CREATED, record.created,
-        Field.UPDATED, record.updated or record.created,
-        Field.BACKGROUND, "1" if record.background else "0",
-        Field.LOG, "1" if record.logged else "0",
-        Field.SEQ, record.seq,
-        Field.FENCE, "1" if claimed else "0",
-        Field.ATTEMPTS, "1" if claimed else "0",
-    ]  # fmt: skip
+    """Fields at their defaults are left out, and read as those (a hash of short values is kept compact
+    by Redis only while it is small, and most records are one-turn, foreground and never claimed): bg, log
+    "0", fence and attempts 0, updated as created, depth 1 (`packed_fields`), root its own id (create.lua)."""
+    fields: list[Any] = [Field.STATUS, record.status, Field.CREATED, record.created, Field.SEQ, record.seq]
+    if record.updated and record.updated != record.created:
+        fields += [Field.UPDATED, record.updated]
+    if record.background:
+        fields += [Field.BACKGROUND, "1"]
+    if record.logged:
+        fields += [Field.LOG, "1"]
+    if claimed:
+        fields += [Field.FENCE, "1", Field.ATTEMPTS, "1"]
     if configured(record):
         fields += [Field.WEBHOOK_CONFIG, "1"]
     return fields

@@ -84,7 +84,8 @@ def record_of(interaction_id: str, values: Sequence[Any]) -> Record:
         id=interaction_id,
         status=text(status),
         created=text(created),
-        updated=text(updated),
+        # left out while it is the creation time (new_records.py)
+        updated=text(updated) if updated else text(created),
         previous_interaction_id=text(prev) if prev else None,
         background=bg == b"1",
         logged=log == b"1",

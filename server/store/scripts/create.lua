@@ -69,15 +69,18 @@ if ARGV[10] ~= '' then
   local id = string.sub(KEYS[1], #prefix + 1)
   local tags = ARGV[17]
   if prev == '' then
+    -- a first turn is its own conversation's: no `root` stored (readers take its id)
     root = id
   else
     -- a conversation's index holds its later turns (the first is its name): most have none
     if root == '' then root = prev end
     tags = tags .. ' c:' .. root
+    fields[#fields + 1], fields[#fields + 2] = 'root', root
   end
-  fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'root', root, 'ix', tags
+  fields[#fields + 1], fields[#fields + 2] = 'ix', tags
+  -- depth 1 is not stored either (readers take 1)
+  if mode ~= 'skip' and depth > 1 then fields[#fields + 1], fields[#fields + 2] = 'depth', depth end
   redis.call('HSET', KEYS[1], unpack(fields))
-  if mode ~= 'skip' then redis.call('HSET', KEYS[1], 'depth', depth) end
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
   redis.call('SET', KEYS[1] .. BODY_SUFFIX, ARGV[22], 'PXAT', now + ttl)
