@@ -280,7 +280,7 @@ def memory_section(results: dict[str, Any]) -> Section:
                 used,
                 d[f"{kept}beyond_text_bytes"],
                 ratio(used, floor),
-                d["keys_per_interaction"],
+                d.get(f"{kept}keys_per_interaction", d["keys_per_interaction"]),
                 keys,
             ]
         )

@@ -71,6 +71,9 @@ class StoreSettings(Section):
     #: rebuilt from the stored record
     event_log_ttl_seconds: PositiveInt = 3600
     max_chain_depth: PositiveInt = 5000
+    #: the most members of one segment of a search index (scripts/_index.lua): at most Redis's
+    #: zset-max-listpack-entries (128 by default), which keeps each segment in its compact encoding
+    index_bucket_size: PositiveInt = 64
     idempotency_ttl_seconds: PositiveInt = 24 * 3600
     #: the longest any Redis command may take (blocking reads: their block time plus this); past it the
     #: request answers 503 UNAVAILABLE instead of waiting on a Redis that hangs

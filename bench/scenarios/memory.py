@@ -79,6 +79,7 @@ async def _variant(b: Bench, text: str, stream: bool, tag: str) -> dict[str, Any
         for start in range(0, len(logs), 500):
             await b.redis.delete(*logs[start : start + 500])
         kept = (await used_memory(b.redis) - before) / count
+        result["kept_keys_per_interaction"] = round((await b.redis.dbsize() - before_keys) / count, 2)
         result["kept_memory_bytes"] = round(kept)
         result["kept_beyond_text_bytes"] = round(kept - text_bytes)
     return result

@@ -158,7 +158,7 @@ class Interactions:
                 ),
                 checked.root if checked else "",
                 *key_args(record.key if record else None),
-                body(record) if record else "",
+                *((body(record) if record else ""), self.store.index_bucket_size),
             ],
         )
         if not self.queue.together:

@@ -6,8 +6,10 @@ awaited one after the other, a few per ms, so that the order they were created i
 
 from __future__ import annotations
 
+import asyncio
 import math
 import secrets
+from typing import Any, cast
 
 from server.protocol import status as st
 from server.protocol.interaction import InteractionConfig
@@ -56,8 +58,27 @@ async def listed(store: Store, query: Query, page_size: int) -> list[str]:
 
 
 async def millis(store: Store, made: list[str]) -> dict[str, int]:
-    index = keys.tenant_prefix(TENANT) + "idx:" + search_tags.ALL
-    return {i: math.floor(float(await store.redis.zscore(index, i) or 0)) for i in made}
+    """The ms of each one's score (its hash's `sc`)."""
+    prefix = keys.tenant_prefix(TENANT)
+    redis = cast(Any, store.redis)
+    return {i: math.floor(float(await redis.hget(prefix + i, "sc") or 0)) for i in made}
+
+
+async def as_earlier_records(store: Store, made: list[str], ms: dict[str, int]) -> None:
+    """What an earlier version stored for these: entries of one ZSET per index (their heads, while the
+    bucket size let them grow), scored by the ms alone, and no score in their hashes."""
+    prefix = keys.tenant_prefix(TENANT)
+    tags = (search_tags.ALL, search_tags.ROOT, search_tags.model_tag("even"), search_tags.model_tag("odd"))
+    for interaction_id in made:
+        for tag in tags:
+            if await store.redis.zscore(prefix + "idx:" + tag, interaction_id) is not None:
+                await store.redis.zadd(prefix + "idx:" + tag, {interaction_id: ms[interaction_id]})
+        await cast(Any, store.redis).hdel(prefix + interaction_id, "sc")
+
+
+def bucket_size(store: Store, size: int) -> None:
+    """The most members of an index's segment, from the next create on."""
+    store.interactions.store.index_bucket_size = size
 
 
 async def test_interactions_of_one_ms_are_listed_newest_first(store: Store) -> None:
@@ -82,25 +103,53 @@ async def test_interactions_of_one_ms_are_listed_newest_first(store: Store) -> N
 
 
 async def test_records_indexed_by_the_ms_alone_are_listed_once_beside_new_ones(store: Store) -> None:
-    """An earlier version scored an index entry by its ms alone (ties in descending id order): such
-    records, beside new ones of the same ms, are each listed once, across pages of any size."""
-    made = await create_in_order(store, 120)
-    ms = await millis(store, made)
-    prefix = keys.tenant_prefix(TENANT)
-    old = made[::3]
-    for interaction_id in old:
-        for tag in (
-            search_tags.ALL,
-            search_tags.ROOT,
-            search_tags.model_tag("even"),
-            search_tags.model_tag("odd"),
-        ):
-            if await store.redis.zscore(prefix + "idx:" + tag, interaction_id) is not None:
-                await store.redis.zadd(prefix + "idx:" + tag, {interaction_id: ms[interaction_id]})
+    """An earlier version scored an index entry by its ms alone (ties in descending id order), in one ZSET
+    per index: its records, and new ones in buckets after them, are each listed once, across pages of any
+    size; the earlier index became bucket 0, where its records are found to be deleted."""
+    bucket_size(store, 1000)
+    old = await create_in_order(store, 120)
+    ms = await millis(store, old)
+    await as_earlier_records(store, old, ms)
+    bucket_size(store, 16)
+    new = await create_in_order(store, 60)
+    ms |= await millis(store, new)
+    made = [*old, *new]
+    assert await store.redis.exists(keys.tenant_prefix(TENANT) + "idx:all#0")
     for page_size in (1, 4, 100):
         found = await listed(store, ALL, page_size)
         assert sorted(found) == sorted(made)
-        # by ms, newest first; within a ms the new ones (in creation order) above the old ones
+        # by ms, newest first; the new ones in creation order above the old ones
         assert [ms[i] for i in found] == sorted((ms[i] for i in made), reverse=True)
-    new_only = [i for i in made[::-1] if i not in old]
-    assert [i for i in await listed(store, ALL, 5) if i not in old] == new_only
+        assert found[: len(new)] == new[::-1]
+    gone = [old[5], new[3]]
+    assert await store.interactions.delete(TENANT, *gone) == 2
+    assert await listed(store, ALL, 7) == [i for i in await listed(store, ALL, 100) if i not in gone]
+    for tag in (search_tags.ALL, search_tags.model_tag("odd"), search_tags.model_tag("even")):
+        assert not set(gone) & set(await listed(store, Query(tags=tag), 100))
+
+
+async def test_a_sweep_takes_expired_ids_out_of_a_bucket_kept_alive(store: Store) -> None:
+    """A bucket lives as long as its last member: one kept alive by a later turn keeps it, and the ids
+    of its neighbours that expired are swept out by the creates that follow (a few each)."""
+    bucket_size(store, 4)
+    store.interactions.ttl_ms = 400
+    made = await create_in_order(store, 12)
+    prefix = keys.tenant_prefix(TENANT)
+    kept = made[5]  # in bucket 2 once the head has moved on twice
+    later = NewRecord(
+        status=st.COMPLETED,
+        created="2026-12-01T00:00:00Z",
+        config=StoredConfig(config=InteractionConfig(model="even")),
+        input_steps=[],
+    )
+    await asyncio.sleep(0.2)
+    await store.interactions.create(TENANT, "later-turn", later, previous_interaction_id=kept, walk=False)
+    await asyncio.sleep(0.35)
+    assert not await store.redis.exists(prefix + made[4]) and await store.redis.exists(prefix + kept)
+    bucket = prefix + "idx:all#2"
+    assert kept.encode() in await store.redis.zrange(bucket, 0, -1)
+    for _ in range(40):
+        await create_in_order(store, 1)
+        if await store.redis.zrange(bucket, 0, -1) == [kept.encode()]:
+            break
+    assert await store.redis.zrange(bucket, 0, -1) == [kept.encode()]

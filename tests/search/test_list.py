@@ -167,22 +167,21 @@ def test_expired_interactions_leave_the_list_and_their_indexes_expire(
     until(lambda: not tenant.keys(), timeout=TTL * 3)
 
 
-def test_the_next_write_takes_expired_ids_out_of_every_index(
+def test_an_expired_id_leaves_the_index_a_list_reads(
     stacks: tuple[Stack, Stack], tenants: Callable[[Stack], Tenant]
 ) -> None:
+    """An index small enough to be one segment keeps an expired id until the segment expires with its
+    last member (scripts/_index.lua): never listed, and taken out by the first list that reads it."""
     short = stacks[1]
     tenant = tenants(short)
     old = tenant.turn("old", labels={"user": "u1"})
     store = redis.Redis.from_url(short.redis_url)
     until(lambda: not store.exists(keys.interaction(tenant.id, old)), timeout=TTL * 3)
     fresh = tenant.turn("fresh", labels={"user": "u1"})
-    # before any list reads them
-    for tag in ("all", "root", search_tags.model_tag("echo"), search_tags.label_tag("user", "u1")):
-        assert store.zrange(keys.search_index(tenant.id, tag), 0, -1) == [fresh.encode()], tag
-    assert store.exists(keys.search_index(tenant.id, search_tags.conversation_tag(old))) == 0
-    due: list[bytes] = store.zrange(keys.search_expiries(tenant.id), 0, -1)  # type: ignore[assignment]
-    assert [entry.split(b" ")[0] for entry in due] == [fresh.encode()]
+    label_index = keys.search_index(tenant.id, search_tags.label_tag("user", "u1"))
     assert tenant.ids(**{"labels.user": "u1"}) == [fresh]
+    assert store.zrange(label_index, 0, -1) == [fresh.encode()]
+    assert store.exists(keys.search_index(tenant.id, search_tags.conversation_tag(old))) == 0
 
 
 def test_a_sparse_filter_answers_short_pages_that_go_on(tenant: Tenant) -> None:

@@ -9,7 +9,7 @@ from server.store import keys, search_tags
 from server.store.search import Query, ids
 from server.store.store import Store
 
-from .test_creation_order import ALL, TENANT, create_in_order, millis
+from .test_creation_order import ALL, TENANT, as_earlier_records, bucket_size, create_in_order, millis
 
 
 async def listed_up(store: Store, query: Query, page_size: int) -> list[str]:
@@ -66,14 +66,21 @@ async def test_pages_from_an_id_in_either_order(store: Store) -> None:
 
 
 async def test_records_indexed_by_the_ms_alone_are_listed_once_oldest_first(store: Store) -> None:
-    made = await create_in_order(store, 90)
-    ms = await millis(store, made)
-    prefix = keys.tenant_prefix(TENANT)
-    old = made[::3]
-    for interaction_id in old:
-        await store.redis.zadd(prefix + "idx:" + search_tags.ALL, {interaction_id: ms[interaction_id]})
+    """A small index of an earlier version (fewer members than a bucket) becomes an ordinary bucket once
+    new members fill it, its records given their scores then: found to be deleted as new ones are."""
+    bucket_size(store, 1000)
+    old = await create_in_order(store, 10)
+    ms = await millis(store, old)
+    await as_earlier_records(store, old, ms)
+    bucket_size(store, 16)
+    new = await create_in_order(store, 40)
+    ms |= await millis(store, old + new)
+    made = [*old, *new]
     for page_size in (1, 4, 100):
         found = await listed_up(store, ALL, page_size)
         assert sorted(found) == sorted(made)
         assert [ms[i] for i in found] == sorted(ms[i] for i in made)
-    assert [i for i in await listed_up(store, ALL, 5) if i not in old] == [i for i in made if i not in old]
+        assert [i for i in found if i not in old] == new
+    assert await store.interactions.delete(TENANT, old[2]) == 1
+    assert old[2] not in await listed_up(store, ALL, 3)
+    assert not await store.redis.zscore(keys.tenant_prefix(TENANT) + "idx:all#1", old[2])

@@ -11,12 +11,12 @@ local function walk(prefix, id, max_depth, with_blobs, expire_at)
     depth = depth + 1
     if depth > max_depth then return {'too_deep', id} end
     local key = prefix .. id
-    local f = redis.call('HMGET', key, 'status', 'prev', 'ix')
+    local f = redis.call('HMGET', key, 'status', 'prev', 'ix', 'sc')
     if not f[1] then return {'missing', id} end
     if expire_at > 0 then
       redis.call('PEXPIREAT', key, expire_at)
       redis.call('PEXPIREAT', key .. BODY_SUFFIX, expire_at)
-      keep_indexes(prefix, id, f[3], expire_at)
+      keep_indexes(prefix, id, f[3], f[4], expire_at)
     end
     if with_blobs then
       local own = blobs_of(key)

@@ -19,12 +19,12 @@
 -- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
 -- interaction, from an earlier check ('' if none), ARGV[19] the key of the request's Idempotency-Key ('' for
 -- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms, ARGV[22] its body (its
--- blobs as netstrings, _body.lua)
+-- blobs as netstrings, _body.lua), ARGV[23] the most members of a search index's segment (_index.lua)
 -- A key is recorded with the interaction it made, in this one step; a key whose interaction still exists
 -- answers {'repeat', what it recorded} and stores nothing; one whose interaction is gone (deleted) is this
 -- request's now.
 -- The new interaction notes its conversation (`root`, the chain's first interaction) and its tags (`ix`),
--- and joins their indexes; the parent's indexes are kept as long as the parent.
+-- and joins their indexes with its score (`sc`); the parent's indexes are kept as long as the parent.
 -- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root, '1' if a webhook job
 -- is due else ''} or {error, id} or {'repeat', what the key recorded}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
@@ -42,7 +42,7 @@ if ARGV[19] ~= '' and ARGV[10] ~= '' then
 end
 if prev ~= '' and mode ~= 'skip' then
   local parent = prefix .. prev
-  local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth', 'root', 'ix')
+  local p = redis.call('HMGET', parent, 'status', 'cexp', 'depth', 'root', 'ix', 'sc')
   if not p[1] then return {'missing', prev} end
   if one_of(ARGV[11], p[1]) then return {'unfinished', prev} end
   depth = (tonumber(p[3]) or 1) + 1
@@ -51,7 +51,7 @@ if prev ~= '' and mode ~= 'skip' then
   local extended = now + ttl + math.floor(ttl / 2)
   redis.call('PEXPIREAT', parent, extended)
   redis.call('PEXPIREAT', parent .. BODY_SUFFIX, extended)
-  keep_indexes(prefix, prev, p[5], extended)
+  keep_indexes(prefix, prev, p[5], p[6], extended)
   root = p[4] or prev
   local earliest = tonumber(p[2])
   local refresh = earliest ~= nil and earliest < horizon
@@ -77,7 +77,8 @@ if ARGV[10] ~= '' then
     tags = tags .. ' c:' .. root
     fields[#fields + 1], fields[#fields + 2] = 'root', root
   end
-  fields[#fields + 1], fields[#fields + 2] = 'ix', tags
+  local score = creation_score(prefix, now)
+  fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 'ix', tags, 'sc', score
   -- depth 1 is not stored either (readers take 1)
   if mode ~= 'skip' and depth > 1 then fields[#fields + 1], fields[#fields + 2] = 'depth', depth end
   redis.call('HSET', KEYS[1], unpack(fields))
@@ -85,7 +86,7 @@ if ARGV[10] ~= '' then
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
   redis.call('SET', KEYS[1] .. BODY_SUFFIX, ARGV[22], 'PXAT', now + ttl)
   if ARGV[19] ~= '' then redis.call('SET', ARGV[19], ARGV[20], 'PX', ARGV[21]) end
-  add_to_indexes(prefix, id, tags, now, now + ttl, now + ttl + math.floor(ttl / 2))
+  add_to_indexes(prefix, id, tags, score, now, ttl, now + ttl + math.floor(ttl / 2), tonumber(ARGV[23]))
   if ARGV[8] ~= '' and KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9]) end
   due = queue_event_job({gate = KEYS[2], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')

@@ -17,10 +17,10 @@ local deleted = {0}
 for i = 10, #ARGV do
   local id = ARGV[i]
   local key = prefix .. id
-  local f = redis.call('HMGET', key, 'status', 'ix')
+  local f = redis.call('HMGET', key, 'status', 'ix', 'sc')
   if f[1] then
     deleted[1] = deleted[1] + 1
-    remove_from_indexes(prefix, id, f[2])
+    remove_from_indexes(prefix, id, f[2], f[3])
     if one_of(ARGV[4], f[1]) then
       deleted[#deleted + 1] = id
       if ARGV[3] ~= '' then redis.call('PUBLISH', ARGV[3], tenant .. '/' .. id) end

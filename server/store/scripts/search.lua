@@ -1,8 +1,9 @@
 -- One page of a tenant's interactions, newest first (or oldest first), that have every tag asked for and
 -- one of the statuses asked for. It reads the smallest of the tags' indexes (_index.lua), from where the
--- last page stopped, and looks at no more than a budget of ids, so a page costs what it reads, never what
--- the tenant holds: a sparse filter may return a short page (even an empty one) with a place to go on from.
--- Ids of interactions that expired are removed from the index read as they are met.
+-- last page stopped, segment after segment, and looks at no more than a budget of ids, so a page costs
+-- what it reads, never what the tenant holds: a sparse filter may return a short page (even an empty one)
+-- with a place to go on from. Ids of interactions that expired are removed from the index read as they
+-- are met.
 -- KEYS[1] a key of the tenant (on a Cluster, where the script runs)
 -- ARGV[1] tenant key prefix, ARGV[2] the tags, space-separated (at least one), ARGV[3] the statuses
 -- ('' for any), ARGV[4] the highest creation ms to read ('+inf' for none), ARGV[5] the lowest ('-inf',
@@ -23,14 +24,17 @@ local with_input = ARGV[10] == '1'
 local fields = {}
 for i = 11, #ARGV do fields[#fields + 1] = ARGV[i] end
 
+-- the smallest index drives: fewest buckets, then the smallest head
 local tags, driver, smallest = {}, nil, nil
 for tag in string.gmatch(ARGV[2], '%S+') do
   tags[#tags + 1] = tag
-  local size = redis.call('ZCARD', index_key(prefix, tag))
-  if smallest == nil or size < smallest then driver, smallest = tag, size end
+  local size = {redis.call('ZCARD', directory_key(prefix, tag)), redis.call('ZCARD', index_key(prefix, tag))}
+  if smallest == nil or size[1] < smallest[1] or (size[1] == smallest[1] and size[2] < smallest[2]) then
+    driver, smallest = tag, size
+  end
 end
-if smallest == 0 then return {{}, ''} end
-local key = index_key(prefix, driver)
+if smallest[1] == 0 and smallest[2] == 0 then return {{}, ''} end
+local directory = directory_key(prefix, driver)
 
 local function matches(f)
   if statuses ~= '' and not one_of(statuses, f[1]) then return false end
@@ -39,6 +43,20 @@ local function matches(f)
     if tag ~= driver and not string.find(own, ' ' .. tag .. ' ', 1, true) then return false end
   end
   return true
+end
+
+-- an interaction's score (its hash's `sc`; an earlier version's record: its place in the index of `tag`)
+local function score_of(id, tag)
+  local sc = redis.call('HGET', prefix .. id, 'sc')
+  if sc then return sc end
+  local key = segment_of(prefix, tag, id, false)
+  return key and redis.call('ZSCORE', key, id)
+end
+
+local function value(bound)
+  if bound == '+inf' then return math.huge end
+  if bound == '-inf' then return -math.huge end
+  return tonumber((string.gsub(bound, '^%(', '')))
 end
 
 local found, count, looked = {}, 0, 0
@@ -51,14 +69,13 @@ elseif string.sub(to, 1, 1) == '(' then
   to = tostring(tonumber(string.sub(to, 2)) + 1)
 end
 if from == 'id' then
-  local at = redis.call('ZSCORE', index_key(prefix, 'all'), after)
+  local at = score_of(after, 'all')
   if not at then return {{}, ''} end
   from = tostring(math.floor(tonumber(at)))
 end
 if from ~= (ascending and '-inf' or '+inf') then
-  -- its score is the same in each of its indexes (_index.lua), and it is in `all` if not in this one
-  local at = after ~= '' and (redis.call('ZSCORE', key, after)
-    or redis.call('ZSCORE', index_key(prefix, 'all'), after))
+  -- its score is the same in each of its indexes (_index.lua)
+  local at = after ~= '' and score_of(after, driver)
   if at and math.floor(tonumber(at)) == tonumber(from) then
     from = at
   elseif ascending then
@@ -69,9 +86,42 @@ if from ~= (ascending and '-inf' or '+inf') then
     from, after = '(' .. (tonumber(from) + 1), ''
   end
 end
+
+-- The segments to read, in the page's order, from the one that holds `from`: newest first the head, then
+-- the buckets down from it; oldest first the buckets up from it, then the head. Each is {key, bucket
+-- number (nil for the head), the lowest score it can hold}.
+local head = {index_key(prefix, driver), nil, nil}
+-- (the lowest score as Redis wrote it: Lua's own numbers print 14 digits, a score needs 17)
+local function bucket(n, first)
+  return {bucket_key(prefix, driver, n), n, first}
+end
+local function first_segment()
+  if not ascending then return head end
+  local n = redis.call('ZREVRANGEBYSCORE', directory, from, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if not n[1] then n = redis.call('ZRANGE', directory, 0, 0, 'WITHSCORES') end
+  if not n[1] then return head end
+  return bucket(n[1], n[2])
+end
+local function next_segment(segment)
+  if ascending then
+    if not segment[2] then return nil end
+    local n = redis.call('ZRANGEBYSCORE', directory, '(' .. segment[3], '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if not n[1] then return head end
+    if tonumber(n[2]) > value(to) then return nil end
+    return bucket(n[1], n[2])
+  end
+  local below = segment[2] and ('(' .. segment[3]) or from
+  if segment[3] and tonumber(segment[3]) <= value(to) then return nil end
+  local n = redis.call('ZREVRANGEBYSCORE', directory, below, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if not n[1] then return nil end
+  return bucket(n[1], n[2])
+end
+
 local range = ascending and 'ZRANGEBYSCORE' or 'ZREVRANGEBYSCORE'
+local segment = first_segment()
 local offset, chunk = 0, 64
-while true do
+while segment do
+  local key = segment[1]
   local batch = redis.call(range, key, from, to, 'WITHSCORES', 'LIMIT', offset, chunk)
   local moved = false
   for i = 1, #batch, 2 do
@@ -87,13 +137,13 @@ while true do
       -- the status and tags first: the blobs only of a match
       local f = redis.call('HMGET', prefix .. id, 'status', 'ix')
       if not f[1] then
-        redis.call('ZREM', key, id)
+        leave(prefix, driver, key, segment[2], id)
       elseif matches(f) then
         count = count + 1
         found[#found + 1] = id
         found[#found + 1] = f[1]
-        for _, value in ipairs(redis.call('HMGET', prefix .. id, unpack(fields))) do
-          found[#found + 1] = value
+        for _, field_value in ipairs(redis.call('HMGET', prefix .. id, unpack(fields))) do
+          found[#found + 1] = field_value
         end
         local blobs = blobs_of(prefix .. id)
         found[#found + 1], found[#found + 2], found[#found + 3] = blobs[1], with_input and blobs[2], blobs[3]
@@ -101,8 +151,13 @@ while true do
       if count >= limit or looked >= budget then return {found, from .. ' ' .. after} end
     end
   end
-  -- a short batch was the end of the range
-  if #batch < chunk * 2 then return {found, ''} end
-  -- a whole batch of one score seen on earlier pages: read on past it
-  if not moved then offset = offset + chunk end
+  if #batch < chunk * 2 then
+    -- a short batch was the end of this segment's range: the next segment, or the end
+    if segment[2] and redis.call('EXISTS', key) == 0 then redis.call('ZREM', directory, segment[2]) end
+    segment, offset = next_segment(segment), 0
+  elseif not moved then
+    -- a whole batch of one score seen on earlier pages: read on past it
+    offset = offset + chunk
+  end
 end
+return {found, ''}
