@@ -148,7 +148,7 @@ async def test_a_sweep_takes_expired_ids_out_of_a_bucket_kept_alive(store: Store
     assert not await store.redis.exists(prefix + made[4]) and await store.redis.exists(prefix + kept)
     bucket = prefix + "idx:all#2"
     assert kept.encode() in await store.redis.zrange(bucket, 0, -1)
-    for _ in range(40):
+    for _ in range(100):
         await create_in_order(store, 1)
         if await store.redis.zrange(bucket, 0, -1) == [kept.encode()]:
             break

@@ -14,15 +14,15 @@
 --
 -- Expiry. A segment expires with the last of its members (each add or keep-alive moves its expiry, never
 -- back), a directory with its last bucket. A member that expires before its segment (its neighbours were
--- kept alive by a later turn of theirs) is swept: each add to an index that has buckets looks at SWEEP
--- members old enough to have expired, from a cursor per index (`<prefix>idx:#sweep`), so a long-lived
+-- kept alive by a later turn of theirs) is swept: one add in SWEEP_EVERY to an index that has buckets looks
+-- at SWEEP members old enough to have expired, from a cursor per index (`<prefix>idx:#sweep`), so a long-lived
 -- member never keeps dead ones in memory for good. A search drops the dead ids it meets as well.
 --
 -- Earlier versions. Their records have no `sc` and their indexes were one ZSET each: such a head, once it
 -- holds more than `bucket`, becomes bucket 0, where their members are found by id; a smaller one is given
 -- its members' scores as it becomes a bucket. Their `<prefix>expiries` ("<id> <tags>" by expiry) is still
 -- read by every write, which takes the due ones out of their heads, until it is empty.
-local SWEEP = 2
+local SWEEP, SWEEP_EVERY = 8, 4
 -- the bucket an earlier version's large index becomes, whose members may have no `sc`
 local UNSCORED = '0'
 
@@ -142,7 +142,7 @@ end
 
 -- The head of `tag` becomes bucket n (the next number; 0 for an earlier version's large index), listed
 -- in the directory by its lowest score. The members of a small head without a score are given theirs.
-local function rotate(prefix, tag, head, size, bucket)
+local function rotate(prefix, tag, head, size, bucket, at)
   local directory = directory_key(prefix, tag)
   local last = redis.call('ZREVRANGE', directory, 0, 0)[1]
   local n
@@ -162,6 +162,7 @@ local function rotate(prefix, tag, head, size, bucket)
   local lowest = redis.call('ZRANGE', head, 0, 0, 'WITHSCORES')[2]
   redis.call('RENAME', head, bucket_key(prefix, tag, n))
   redis.call('ZADD', directory, lowest, n)
+  expire_at_least(directory, at)
 end
 
 -- A few members of the index of `tag` old enough to have expired (created a `ttl` or more ago) are looked
@@ -207,11 +208,14 @@ local function add_to_indexes(prefix, id, tags, score, now, ttl, at, bucket)
   for tag in string.gmatch(tags, '%S+') do
     local head = index_key(prefix, tag)
     local size = redis.call('ZCARD', head)
-    if size >= bucket then rotate(prefix, tag, head, size, bucket) end
+    if size >= bucket then rotate(prefix, tag, head, size, bucket, at) end
     redis.call('ZADD', head, score, id)
     expire_at_least(head, at)
-    if redis.call('EXISTS', directory_key(prefix, tag)) == 1 then
-      expire_at_least(directory_key(prefix, tag), at)
+    -- a directory outlives its buckets (nothing when there is none: rotate gave it its first expiry)
+    local listed = redis.call('PEXPIREAT', directory_key(prefix, tag), at, 'GT') == 1
+    -- one add in SWEEP_EVERY (by the head's size after it) sweeps SWEEP members: fewer commands a create
+    local held = size >= bucket and 1 or size + 1
+    if held % SWEEP_EVERY == 0 and (listed or redis.call('EXISTS', directory_key(prefix, tag)) == 1) then
       sweep(prefix, tag, now, ttl, at)
     end
   end
