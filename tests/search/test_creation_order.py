@@ -81,6 +81,21 @@ def bucket_size(store: Store, size: int) -> None:
     store.interactions.store.index_bucket_size = size
 
 
+async def earlier_then_new(
+    store: Store, earlier: int, new: int
+) -> tuple[list[str], list[str], dict[str, int]]:
+    """`earlier` records as an earlier version stored them (one ZSET per index), then `new` ones in
+    buckets of 16; both lists of ids in creation order, and the ms of each one's score."""
+    bucket_size(store, 1000)
+    old = await create_in_order(store, earlier)
+    ms = await millis(store, old)
+    await as_earlier_records(store, old, ms)
+    bucket_size(store, 16)
+    made = await create_in_order(store, new)
+    # an earlier record given its score as its small index became a bucket keeps its ms
+    return old, made, ms | await millis(store, made)
+
+
 async def test_interactions_of_one_ms_are_listed_newest_first(store: Store) -> None:
     made = await create_in_order(store, 300)
     ms = await millis(store, made)
@@ -106,13 +121,7 @@ async def test_records_indexed_by_the_ms_alone_are_listed_once_beside_new_ones(s
     """An earlier version scored an index entry by its ms alone (ties in descending id order), in one ZSET
     per index: its records, and new ones in buckets after them, are each listed once, across pages of any
     size; the earlier index became bucket 0, where its records are found to be deleted."""
-    bucket_size(store, 1000)
-    old = await create_in_order(store, 120)
-    ms = await millis(store, old)
-    await as_earlier_records(store, old, ms)
-    bucket_size(store, 16)
-    new = await create_in_order(store, 60)
-    ms |= await millis(store, new)
+    old, new, ms = await earlier_then_new(store, 120, 60)
     made = [*old, *new]
     assert await store.redis.exists(keys.tenant_prefix(TENANT) + "idx:all#0")
     for page_size in (1, 4, 100):

@@ -9,7 +9,7 @@ from server.store import keys, search_tags
 from server.store.search import Query, ids
 from server.store.store import Store
 
-from .test_creation_order import ALL, TENANT, as_earlier_records, bucket_size, create_in_order, millis
+from .test_creation_order import ALL, TENANT, create_in_order, earlier_then_new, millis
 
 
 async def listed_up(store: Store, query: Query, page_size: int) -> list[str]:
@@ -68,13 +68,7 @@ async def test_pages_from_an_id_in_either_order(store: Store) -> None:
 async def test_records_indexed_by_the_ms_alone_are_listed_once_oldest_first(store: Store) -> None:
     """A small index of an earlier version (fewer members than a bucket) becomes an ordinary bucket once
     new members fill it, its records given their scores then: found to be deleted as new ones are."""
-    bucket_size(store, 1000)
-    old = await create_in_order(store, 10)
-    ms = await millis(store, old)
-    await as_earlier_records(store, old, ms)
-    bucket_size(store, 16)
-    new = await create_in_order(store, 40)
-    ms |= await millis(store, old + new)
+    old, new, ms = await earlier_then_new(store, 10, 40)
     made = [*old, *new]
     for page_size in (1, 4, 100):
         found = await listed_up(store, ALL, page_size)
