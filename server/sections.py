@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 
+from . import backend_kinds
 from .config_errors import declare_literals
 
 # The ranges below are the ones outside of which a value cannot work (a timeout of 0, no web process), so
@@ -27,7 +28,10 @@ EnvName = Annotated[
     ),
 ]
 HttpUrl = Annotated[str, msgspec.Meta(pattern=r"^https?://[^/]", description="an http:// or https:// URL")]
-BackendKind = Literal["echo", "echo-slow", "gemini", "openai", "anthropic"]
+if TYPE_CHECKING:
+    BackendKind = str
+else:  # the values a route may name, from the one table of them (a Literal made at run time: mypy sees str)
+    BackendKind = Literal[tuple(backend_kinds.KINDS)]
 AuthMode = Literal["open", "keys"]
 StreamDisconnect = Literal["cancel", "continue"]
 AppendFsync = Literal["always", "everysec", "no"]
@@ -170,7 +174,7 @@ class EchoSettings(Section):
 class ModelRoute(Section):
     #: a model name or a glob (fnmatch) such as "gemini-*"
     match: NonEmptyStr
-    #: the backend kinds of server/upstream/routing.py
+    #: one of the kinds of server/backend_kinds.py
     backend: BackendKind
     #: the model name sent upstream; default: the requested name
     upstream_model: str | None = None
@@ -188,7 +192,7 @@ class ModelRoute(Section):
         Read at call time, like the key itself, so a key set later is picked up. The echo backends and
         routes without `api_key_env` (a local vLLM or Ollama) need no key.
         """
-        if not self.api_key_env or self.backend in ("echo", "echo-slow"):
+        if not self.api_key_env or self.backend in backend_kinds.BUILTIN_MODELS:
             return None
         value = (os.environ if environ is None else environ).get(self.api_key_env)
         if value:

@@ -17,17 +17,19 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from server import settings
 from server.api.errors import upstream_error
+from server.backend_kinds import KINDS
 from server.config_errors import ConfigError
 from server.settings import EchoSettings, ModelRoute, parse_bool
 from server.upstream.base import UpstreamError
-from server.upstream.routing import BACKEND_KINDS, BUILTIN_MODELS, Router, Unkeyed
+from server.upstream.routing import Router, Unkeyed
 from tests.fakes.http import FakeServer
 from tests.fakes.openai import openai_text_script
 
@@ -143,12 +145,18 @@ def test_bad_backend_fails_at_load(tmp_path: Path) -> None:
     message, path = config_error(tmp_path, text, "IX_MODELS")
     assert message == (
         f"{path}: models[1].backend: expected one of "
-        '"echo", "echo-slow", "gemini", "openai", "anthropic", got "opneai"'
+        '"echo", "echo-slow", "gemini", "openai", "anthropic", "interactions", got "opneai"'
     )
 
 
-def test_the_backend_kinds_are_the_routers() -> None:
-    assert set(get_args(settings.BackendKind)) == {*BACKEND_KINDS, *BUILTIN_MODELS}
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_backend_kind_is_accepted_and_routed(kind: str) -> None:
+    """The one table of kinds (server/backend_kinds.py) is what the config accepts and the router builds."""
+    route = msgspec.convert({"match": "m-*", "backend": kind}, settings.ModelRoute)
+    backend, upstream_model = Router([route], settings.EchoSettings()).resolve("m-1")
+    assert upstream_model == "m-1"
+    assert backend.name == ("m-*" if KINDS[kind].factory is None else kind)
+    assert getattr(backend, "kind", kind) == kind
 
 
 @pytest.mark.parametrize(

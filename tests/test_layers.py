@@ -12,6 +12,8 @@ SERVER = ROOT / "server"
 
 #: the packages (and top-level modules) of server/, lowest first: each may import only lower ones
 LAYERS: list[set[str]] = [
+    # the table of backend kinds: pure data that the config, the traces and the router read
+    {"backend_kinds"},
     {"errors", "config_errors", "observability"},
     {"protocol", "sections", "redis_env"},
     {"settings"},

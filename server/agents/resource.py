@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from ..backend_kinds import BUILTIN_MODELS
 from ..errors import AgentNotFound, InvalidArgument, LimitReached
 from ..protocol import paging
 from ..sections import ToolSettings
 from ..store.agents import AT_LIMIT, TAKEN, AgentRecord, Agents
 from ..tools.checks import check_servers
-from ..upstream.routing import BUILTIN_MODELS, Router
+from ..upstream.routing import Router
 from ..webhooks.addresses import STRICT, AllowList, Resolver, system_resolver
 from . import headers, rules
 from .wire import Agent, AgentList, CreateAgent, view

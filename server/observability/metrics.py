@@ -24,6 +24,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Final, Protocol
 
+from ..backend_kinds import BUILTIN_MODELS
 from . import buffer, export
 from .buffer import Count, Spread
 from .families import (
@@ -92,9 +93,7 @@ class _Model:
         self.created = {mode: buffer.count(CREATED.labels(label, backend, mode)) for mode in _MODES}
 
 
-def start(
-    on: bool, routes: Sequence[tuple[str, str]], builtin: Sequence[str] = ("echo", "echo-slow")
-) -> None:
+def start(on: bool, routes: Sequence[tuple[str, str]], builtin: Sequence[str] = BUILTIN_MODELS) -> None:
     """At a process's start (a web process, a worker process): record or not. `routes` are the
     configured (match, backend kind), which with the built-in models bound the model labels. Called on
     the process's event loop, it starts the flushes there (buffer.py)."""

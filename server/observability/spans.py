@@ -25,6 +25,8 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
+from ..backend_kinds import provider
+
 #: this process's tracer (tracing.start); None: tracing is off here
 _tracer: Tracer | None = None
 #: the request headers the propagator reads (traceparent, tracestate, baggage), as ASGI names them
@@ -33,9 +35,6 @@ _fields: frozenset[bytes] = frozenset()
 _OFF: Final = contextlib.nullcontext()
 #: what an upstream is told of the trace
 _UPSTREAM: Final = TraceContextTextMapPropagator()
-
-#: gen_ai.provider.name of each backend kind (the GenAI conventions' names; echo is ours)
-_PROVIDERS: Final = {"gemini": "gcp.gemini", "openai": "openai", "anthropic": "anthropic"}
 
 
 def enable(tracer: Tracer | None) -> None:
@@ -161,9 +160,9 @@ def run(model: str, backend: str, interaction_id: str | None) -> AbstractContext
     attributes = {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": model,
-        "gen_ai.provider.name": _PROVIDERS.get(backend, backend),
+        "gen_ai.provider.name": provider(backend),
         # the older conventions' name of the same, still what many backends read
-        "gen_ai.system": _PROVIDERS.get(backend, backend),
+        "gen_ai.system": provider(backend),
     }
     if interaction_id is not None:
         attributes["ix.interaction_id"] = interaction_id

@@ -14,10 +14,10 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from ..backend_kinds import BUILTIN_MODELS, KINDS
 from ..errors import InvalidArgument
 from ..protocol.paging import page_size
 from ..settings import EchoSettings, ModelRoute
-from .routing import BUILTIN_MODELS
 
 #: what a listed model can be used for here: Gemini's generateContent dialect (api/generate.py; its stream
 #: is not listed apart, as Google lists none) and the Interactions API's create, for every model
@@ -29,7 +29,6 @@ MAX_PAGE_SIZE: Final = 1000
 #: (empty: the first page, as no token)
 PAGE_TOKEN_PATTERN: Final = "^([1-9][0-9]{0,5})?$"
 _GLOB: Final = frozenset("*?[")
-_ECHO_KINDS: Final = ("echo", "echo-slow")
 
 
 class Model(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -78,9 +77,9 @@ def catalogue(routes: list[ModelRoute], echo: EchoSettings) -> list[Model]:
 
 
 def _model(name: str, kind: str, builtin: bool, echo: EchoSettings) -> Model:
-    if kind in _ECHO_KINDS:
+    if kind in BUILTIN_MODELS:
         how = "repeats the input's text back" + (
-            f", one word every {echo.slow_word_delay_ms} ms" if kind == "echo-slow" else ""
+            f", one word every {echo.slow_word_delay_ms} ms" if KINDS[kind].slow else ""
         )
         where = "a built-in test model" if builtin else "a configured test model"
         return Model(

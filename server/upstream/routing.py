@@ -6,28 +6,17 @@ import fnmatch
 import importlib
 from collections.abc import AsyncGenerator, Callable
 
+from ..backend_kinds import BUILTIN_MODELS, KINDS
 from ..errors import InvalidArgument
 from ..settings import EchoSettings, ModelRoute
 from .base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
 from .echo import EchoBackend
 
-#: backend kind -> "module:Class" taking a ModelRoute; imported when a route needs it
-BACKEND_KINDS: dict[str, str] = {
-    "gemini": "server.upstream.gemini:GeminiBackend",
-    "openai": "server.upstream.openai:OpenAIBackend",
-    "anthropic": "server.upstream.anthropic:AnthropicBackend",
-}
-
-BUILTIN_MODELS = ("echo", "echo-slow")
-
 
 class Router:
     def __init__(self, routes: list[ModelRoute], echo: EchoSettings) -> None:
         self.routes = routes
-        self.builtin: dict[str, Backend] = {
-            "echo": EchoBackend("echo", 0.0, echo.max_output_words),
-            "echo-slow": EchoBackend("echo-slow", echo.slow_word_delay_ms / 1000, echo.max_output_words),
-        }
+        self.builtin: dict[str, Backend] = {name: _echo(name, name, echo) for name in BUILTIN_MODELS}
         self.backends: list[Backend] = [_make(route, echo) for route in routes]
 
     def resolve(self, name: str, field: str = "model") -> tuple[Backend, str]:
@@ -73,13 +62,16 @@ class Unkeyed:
 
 
 def _make(route: ModelRoute, echo: EchoSettings) -> Backend:
-    if route.backend == "echo":
-        return EchoBackend(route.match, 0.0, echo.max_output_words)
-    if route.backend == "echo-slow":
-        return EchoBackend(route.match, echo.slow_word_delay_ms / 1000, echo.max_output_words)
-    target = BACKEND_KINDS.get(route.backend)
-    if target is None:
+    kind = KINDS.get(route.backend)
+    if kind is None:
         raise ValueError(f"models.toml: unknown backend {route.backend!r} for {route.match!r}")
-    module_name, _, class_name = target.partition(":")
+    if kind.factory is None:
+        return _echo(route.backend, route.match, echo)
+    module_name, _, class_name = kind.factory.partition(":")
     factory: Callable[[ModelRoute], Backend] = getattr(importlib.import_module(module_name), class_name)
     return factory(route)
+
+
+def _echo(kind: str, name: str, echo: EchoSettings) -> EchoBackend:
+    delay = echo.slow_word_delay_ms / 1000 if KINDS[kind].slow else 0.0
+    return EchoBackend(name, delay, echo.max_output_words)

@@ -18,12 +18,14 @@ from collections.abc import AsyncGenerator, Mapping
 import msgspec
 
 from ..observability import context, spans
+from ..protocol.base import enc_hook
 from ..settings import ModelRoute
 from . import http1
 from .base import UpstreamError, UpstreamEvent, UpstreamRequest
 from .stream import StreamDecoder
 
-_encoder = msgspec.json.Encoder()
+# the protocol's hook: the Interactions backend sends steps of types this server keeps as they came
+_encoder = msgspec.json.Encoder(enc_hook=enc_hook)
 ERROR_BODY_LIMIT = 64 * 1024
 #: distinct upstream URLs a backend keeps parsed (a Gemini URL names its model, so there are a few)
 _MAX_URLS = 256

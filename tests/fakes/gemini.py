@@ -81,8 +81,15 @@ def gemini_function_call_script(
 
 
 def gemini_error(
-    status: int, message: str, google_status: str, headers: dict[str, str] | None = None
+    status: int,
+    message: str,
+    google_status: str,
+    headers: dict[str, str] | None = None,
+    retry_delay: str | None = None,
 ) -> Script:
-    return json_error(
-        status, {"error": {"code": status, "message": message, "status": google_status}}, headers
-    )
+    """Google's error envelope (every Google API's, the Interactions API's too); `retry_delay` ("37s") adds
+    the google.rpc.RetryInfo detail that says how long to wait."""
+    error: dict[str, Any] = {"code": status, "message": message, "status": google_status}
+    if retry_delay is not None:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}]
+    return json_error(status, {"error": error}, headers)

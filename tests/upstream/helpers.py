@@ -10,7 +10,7 @@ from server.protocol.codec import convert
 from server.protocol.content import TextContent
 from server.protocol.interaction import InteractionConfig
 from server.protocol.steps import Step, UserInputStep
-from server.upstream.base import StepDelta, UpstreamEvent, UpstreamRequest
+from server.upstream.base import Backend, StepDelta, UpstreamEvent, UpstreamRequest
 
 
 def request(history: list[Step], model: str, **config: Any) -> UpstreamRequest:
@@ -31,3 +31,11 @@ def sent(body: msgspec.Struct) -> dict[str, Any]:
     """A request body as the upstream receives it: JSON, with the wire's own field names."""
     value: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(body))
     return value
+
+
+async def streamed(backend: Backend, request: UpstreamRequest) -> list[UpstreamEvent]:
+    """A backend's events for `request` (raising what it raises), its connections closed after."""
+    try:
+        return [event async for event in backend.stream(request)]
+    finally:
+        await backend.aclose()

@@ -41,7 +41,7 @@ from tests.fakes.gemini import (
     script,
     usage,
 )
-from tests.fakes.http import FakeServer, Script, drain, sse
+from tests.fakes.http import FakeServer, drain, sse
 
 from . import helpers
 from .helpers import deltas, user
@@ -439,15 +439,7 @@ async def test_429_through_a_proxy_keeps_the_providers_retry_after(fake: FakeSer
 
 
 async def test_429_retry_info_in_body(fake: FakeServer) -> None:
-    body = {
-        "error": {
-            "code": 429,
-            "message": "Quota exceeded",
-            "status": "RESOURCE_EXHAUSTED",
-            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}],
-        }
-    }
-    fake.add(Script(status=429, body=msgspec.json.encode(body)))
+    fake.add(gemini_error(429, "Quota exceeded", "RESOURCE_EXHAUSTED", retry_delay="37s"))
     backend = backend_for(fake)
     try:
         with pytest.raises(UpstreamError) as caught:

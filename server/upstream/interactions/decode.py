@@ -1,0 +1,122 @@
+"""The event stream of Google's Interactions API -> normalised events.
+
+Its grammar is this server's own (`step.start`, `step.delta`, `step.stop`, then `interaction.completed` or
+`error`), so a step goes on as it came: a built-in tool's call and result (`google_search_call`, ...) keep
+their own step types, and the runner rebuilds the output exactly as Google streamed it. Two things change
+on the way: Google's signatures (of thoughts, and of built-in tool steps) are sealed with this backend's
+name (upstream/native.py), so that they only ever go back to it, and a function call whose arguments came
+whole in its `step.start` is given them as one fragment, as the runner reads arguments. Event types newer
+than this server are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Final, TypeVar
+
+import msgspec
+
+from ...protocol import deltas as d
+from ...protocol import events as ev
+from ...protocol import status as st
+from ...protocol.base import dec_hook
+from ...protocol.interaction import ErrorInfo, Interaction
+from ...protocol.steps import FunctionCallStep, Step
+from .. import base as up
+from .. import native
+from ..emit import to_json
+from ..sse import SSEMessage
+from ..stream import Events, JsonStreamDecoder
+from .kind import KIND
+
+S = TypeVar("S", Step, d.Delta)
+_events = msgspec.json.Decoder(ev.AnyEvent, dec_hook=dec_hook)
+_KNOWN: Final = frozenset(str(t.__struct_config__.tag) for t in ev.AnyEvent.__args__)
+#: the ends a model turn can have here; a remote `cancelled` (someone cancelled it at Google) is a failure
+_ENDS: Final = frozenset({st.COMPLETED, st.REQUIRES_ACTION, st.INCOMPLETE, st.FAILED})
+#: gRPC-style codes of an `error` event -> the HTTP status they stand for (retries read it)
+_CODES: Final = {
+    "invalid_argument": 400,
+    "unauthenticated": 401,
+    "permission_denied": 403,
+    "not_found": 404,
+    "resource_exhausted": 429,
+    "internal": 500,
+    "unavailable": 503,
+    "deadline_exceeded": 504,
+}
+
+
+class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
+    unit = "event"
+
+    def __init__(self, backend: str = KIND) -> None:
+        super().__init__(backend, _events)
+        #: the remote interaction's id, from its `interaction.created`
+        self.remote_id: str | None = None
+        self._end: up.Finished | None = None
+
+    def on_chunk(self, chunk: ev.AnyEvent) -> Events:
+        if isinstance(chunk, ev.StepDelta):
+            return [up.StepDelta(delta=self._delta(chunk.delta))]
+        if isinstance(chunk, ev.StepStart):
+            return self._start(chunk.step)
+        if isinstance(chunk, ev.StepStop):
+            return [up.StepEnded()]
+        if isinstance(chunk, ev.InteractionStatusUpdate):
+            return [up.UsageReported(usage=chunk.usage)] if chunk.usage is not None else []
+        if isinstance(chunk, ev.InteractionCompleted):
+            return self._completed(chunk.interaction)
+        if isinstance(chunk, ev.InteractionCreated):
+            self.remote_id = chunk.interaction.id
+            return []
+        raise stream_error(self.backend, chunk.error)
+
+    def finished(self) -> up.Finished:
+        if self._end is None:
+            raise up.UpstreamError(self.backend, 0, "the stream ended before interaction.completed")
+        return self._end
+
+    def on_invalid(self, message: SSEMessage, error: msgspec.ValidationError) -> Events:
+        raw = msgspec.json.decode(message.data)
+        if isinstance(raw, dict) and raw.get("event_type") not in _KNOWN:
+            return []  # an event type newer than this server: nothing it could show
+        return super().on_invalid(message, error)
+
+    def _start(self, step: Step) -> Events:
+        step = self._sealed(step)
+        if isinstance(step, FunctionCallStep) and step.arguments:
+            whole = msgspec.structs.replace(step, arguments={})
+            return [
+                up.StepStarted(step=whole),
+                up.StepDelta(delta=d.ArgumentsDelta(arguments=to_json(step.arguments))),
+            ]
+        return [up.StepStarted(step=step)]
+
+    def _delta(self, delta: d.Delta) -> d.Delta:
+        return self._sealed(delta)
+
+    def _sealed(self, value: S) -> S:
+        """`value` (a step or a delta) with its signature, if it has one, sealed as this backend's."""
+        signature = getattr(value, "signature", None)
+        if not isinstance(signature, str) or not signature or not isinstance(value, msgspec.Struct):
+            return value
+        return msgspec.structs.replace(value, signature=native.wrap(self.backend, signature))
+
+    def _completed(self, interaction: Interaction) -> Events:
+        status = interaction.status
+        if status not in _ENDS:
+            raise up.UpstreamError(self.backend, 0, f"the remote interaction ended as {status!r}")
+        error: ErrorInfo | None = None
+        if status == st.FAILED:
+            error = (
+                interaction.errors or [ErrorInfo(code="failed", message="The remote interaction failed")]
+            )[0]
+        self._end = up.Finished(status=status, error=error)
+        return [up.UsageReported(usage=interaction.usage)] if interaction.usage is not None else []
+
+
+def stream_error(backend: str, error: ErrorInfo) -> up.UpstreamError:
+    """An `error` event: Google's words, and the status its code stands for (a number, or a gRPC name)."""
+    code = str(error.code).strip().lower()
+    status = int(code) if code.isdigit() and 400 <= int(code) < 600 else _CODES.get(code, 500)
+    return up.UpstreamError(backend, status, error.message or code or "no message")
