@@ -20,11 +20,13 @@ import redis as sync_redis
 from .fakes.http import FakeServer
 from .fakes.loop import fake_in_thread
 from .fakes.openai import openai_text_script
+from .inproc import ThreadedApp, threaded
 from .sse import events
 from .support import Stack, new_key, running_stack, tenant_of
 from .waiting import until
 
 WORDS = " ".join(f"w{i}" for i in range(80))  # 4 s of echo-slow
+BACK_KEY = "lost-runs-back-key"
 #: this module's lease: a lost run is seen within about this long (TEST_CONFIG's is 2 s)
 LEASE = 1.5
 
@@ -36,10 +38,26 @@ def fake() -> Iterator[FakeServer]:
 
 
 @pytest.fixture(scope="module")
-def lost(fake: FakeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def back(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
+    """Another instance of this server as a Google Interactions upstream, whose agent `slow-agent` says a
+    word a second (echo-slow): a remote run the tests' workers follow."""
+    config = {"echo": {"slow_word_delay_ms": 1000}}
+    with threaded(Path(tmp_path_factory.mktemp("lost-back")), config=config) as app:
+        agent = {"id": "slow-agent", "base_agent": "echo-slow"}
+        made = httpx.post(f"{app.url}/v1beta/agents", json=agent, headers={"x-goog-api-key": BACK_KEY})
+        assert made.status_code == 200, made.text
+        yield app
+
+
+@pytest.fixture(scope="module")
+def lost(fake: FakeServer, back: ThreadedApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """One web process, workers the tests start and kill; `slow-*` is a fake upstream that waits 3 s
-    before its first token."""
+    before its first token, `remote-agent-*` the back's agent."""
     models = f'[[models]]\nmatch = "slow-*"\nbackend = "openai"\nbase_url = "{fake.base_url}/v1"\n'
+    models += (
+        f'[[models]]\nmatch = "remote-agent-*"\nbackend = "interactions"\nbase_url = "{back.url}"\n'
+        'api_key_env = "IX_LOST_BACK_KEY"\nupstream_model = "slow-agent"\n'
+    )
     config = {
         "runner": {
             "max_attempts": 2,
@@ -50,7 +68,8 @@ def lost(fake: FakeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         # a run longer than this outlives a SIGTERM's grace; a short one (0.3 s of echo-slow) does not
         "worker": {"shutdown_grace_seconds": 1.5},
     }
-    with running_stack(Path(tmp_path_factory.mktemp("lost")), config=config, models=models) as stack:
+    env = {"IX_LOST_BACK_KEY": BACK_KEY}
+    with running_stack(Path(tmp_path_factory.mktemp("lost")), config=config, models=models, env=env) as stack:
         yield stack
 
 
@@ -114,8 +133,22 @@ def _replayed(url: str, key: str, interaction_id: str) -> Follower:
 
 
 def _attempts(stack: Stack, key: str, interaction_id: str) -> int:
+    return int(_field(stack, key, interaction_id, "attempts") or 0)
+
+
+def _field(stack: Stack, key: str, interaction_id: str, name: str) -> str | None:
+    """A field of the record's hash, as Redis holds it (what a stopped web process cannot answer)."""
     with sync_redis.Redis.from_url(stack.redis_url) as client:
-        return int(client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "attempts") or 0)
+        value = client.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", name)
+    return value.decode() if isinstance(value, bytes) else None
+
+
+def _listed(url: str, key: str) -> list[dict[str, Any]]:
+    """The interactions a tenant has on the server at `url`, newest first (our list extension)."""
+    reply = httpx.get(f"{url}/v1beta/interactions", headers={"x-goog-api-key": key}, timeout=10)
+    assert reply.status_code == 200, reply.text
+    found: list[dict[str, Any]] = reply.json().get("interactions", [])
+    return found
 
 
 def _stored_status(stack: Stack, key: str, interaction_id: str) -> str:
@@ -168,6 +201,49 @@ def test_a_worker_killed_before_any_output_is_re_run(stack: Stack, fake: FakeSer
     replay = _replayed(url, key, interaction_id)
     assert replay.text() == "the answer" == _text(_record(url, key, interaction_id))
     assert sum(1 for e in replay.events if e["event_type"] == "step.start") == 1
+
+
+def test_a_worker_killed_while_it_follows_a_remote_run_is_followed_again_not_run_again(
+    stack: Stack, back: ThreadedApp
+) -> None:
+    """A Google agent's turn is a remote run: the worker that started it dies (before its first word, a
+    second away), the next worker follows the same remote run to its end; the back made one."""
+    url, key = stack.servers[0][1], new_key()
+    made_before = len(_listed(back.url, BACK_KEY))
+    worker = stack.start_worker(IX_LOST_BACK_KEY=BACK_KEY)  # the route's key variable (the web's has it)
+    interaction_id = _create(url, key, {"agent": "remote-agent-1", "input": "one two", "background": True})
+    remote_id = until(lambda: _field(stack, key, interaction_id, "rid"), timeout=10)
+    worker.signal(signal.SIGKILL)
+    worker.wait(5)
+    stack.start_worker(IX_LOST_BACK_KEY=BACK_KEY)
+    until(lambda: _record(url, key, interaction_id)["status"] == "completed", timeout=30)
+    assert _text(_record(url, key, interaction_id)) == "one two"
+    assert _attempts(stack, key, interaction_id) == 2
+    made = _listed(back.url, BACK_KEY)
+    assert len(made) == made_before + 1 and made[0]["id"] == remote_id, "resumed, not made again"
+    assert made[0]["status"] == "completed"
+
+
+def test_a_worker_killed_mid_answer_of_a_remote_run_is_followed_again_from_where_its_clients_are(
+    stack: Stack, back: ThreadedApp
+) -> None:
+    """Killed after its clients saw output, a remote run is not failed (as a run of ours is): the next
+    worker reads the same remote run again and its clients get each word once, the record all of them."""
+    url, key = stack.servers[0][1], new_key()
+    made_before = len(_listed(back.url, BACK_KEY))
+    worker = stack.start_worker(IX_LOST_BACK_KEY=BACK_KEY)
+    interaction_id = _create(url, key, {"agent": "remote-agent-1", "input": "a b c d", "background": True})
+    follower = Follower(url, key, f"/v1beta/interactions/{interaction_id}")
+    until(lambda: follower.deltas() >= 1, timeout=20)
+    worker.signal(signal.SIGKILL)
+    worker.wait(5)
+    stack.start_worker(IX_LOST_BACK_KEY=BACK_KEY)
+    follower.join()
+    assert follower.events[-1]["event_type"] == "interaction.completed", follower.events[-1]
+    assert follower.text() == "a b c d" == _text(_record(url, key, interaction_id))
+    assert _record(url, key, interaction_id)["status"] == "completed"
+    assert _replayed(url, key, interaction_id).text() == "a b c d"
+    assert len(_listed(back.url, BACK_KEY)) == made_before + 1, "resumed, not made again"
 
 
 def test_a_run_whose_workers_keep_dying_before_output_fails_with_a_clear_error(

@@ -52,3 +52,5 @@ class Record(msgspec.Struct, kw_only=True):
     config: StoredConfig
     input_steps: list[Step]
     output: Output | None
+    #: the upstream's own run of its turn, when the upstream runs it remotely (a Google agent's)
+    remote_id: str | None = None

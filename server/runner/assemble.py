@@ -44,6 +44,11 @@ def has_output(frames: Iterable[bytes]) -> bool:
     return any(frame.startswith(_STEP_EVENTS) for frame in frames)
 
 
+def step_events(frames: Iterable[bytes]) -> int:
+    """How many step events (step.start, step.delta, step.stop) these frames hold."""
+    return sum(1 for frame in frames if frame.startswith(_STEP_EVENTS))
+
+
 def _data_of(frame: bytes) -> bytes:
     _event, _, data = frame.partition(b"\ndata: ")
     return data.rstrip(b"\n")

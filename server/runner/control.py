@@ -1,4 +1,4 @@
-"""Get, cancel and delete a stored interaction."""
+"""Get, cancel and delete a stored interaction (and the upstream's remote run of it, if it has one)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ..protocol import status as st
 from ..protocol.lifecycle import Event as Move
 from ..protocol.records import Record
 from ..store import keys
+from . import remote
 from .services import Services
 
 
@@ -20,6 +21,7 @@ class Control:
         self.registry = services.registry
         self.histories = services.histories
         self.settler = services.settler
+        self.router = services.router
         self.ack_seconds = services.settings.runner.cancel_ack_timeout_seconds
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
@@ -54,11 +56,20 @@ class Control:
             acked = await self.store.runs.wait_cancel_ack(tenant, interaction_id, self.ack_seconds)
         if not acked:
             await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
+            # no run saw the cancel (its worker is gone): its remote run, if any, is told here
+            record = await self.store.interactions.get(tenant, interaction_id)
+            if record.remote_id is not None:
+                await remote.cancel(self.router.route(record.config.config)[0], record.remote_id)
 
     async def delete(self, tenant: str, interaction_id: str) -> None:
-        status = await self.store.interactions.status(tenant, interaction_id)
+        """Delete (a running one is cancelled first). A remote run goes first: one that could not be deleted
+        there is an `UpstreamError`, and nothing is deleted here, so that a retry can finish the job."""
+        status, remote_id = await self.store.interactions.status_and_remote(tenant, interaction_id)
         if status is None:
             raise NotFound(interaction_id)
+        if remote_id is not None:
+            record = await self.store.interactions.get(tenant, interaction_id)
+            await remote.delete(self.router.route(record.config.config)[0], remote_id)
         if status in lifecycle.UNFINISHED:
             try:
                 await self.store.runs.cancel(tenant, interaction_id, views.timestamp())

@@ -16,7 +16,7 @@ from ..errors import InvalidArgument, KeyUsed, NotFound
 from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
-from ..protocol.interaction import CreateRequest, InteractionConfig, is_interaction_id
+from ..protocol.interaction import CreateRequest, is_interaction_id
 from ..protocol.records import Record
 from ..protocol.steps import Step
 from ..store import keys
@@ -25,7 +25,6 @@ from ..store.interactions import Chain
 from ..store.new_records import NewRecord
 from ..store.outage import UNAVAILABLE
 from ..upstream.base import Backend, UpstreamRequest
-from ..upstream.routing import Router
 from .handle import RunHandle
 from .history import fill_function_result_names
 from .idempotency import Idempotency
@@ -39,13 +38,6 @@ from .sinks import Listener, NullSink, RecordSink, RunResult
 from .spec import RunSpec, upstream_request
 
 log = logging.getLogger(__name__)
-
-
-def route(router: Router, config: InteractionConfig) -> tuple[Backend, str]:
-    """(backend, upstream model name) for the model or agent the request names."""
-    if config.model:
-        return router.resolve(config.model, "model")
-    return router.resolve(config.agent or "", "agent")
 
 
 def _mode_label(plan: CreatePlan) -> str:
@@ -78,7 +70,7 @@ class Creator(UseCase):
             request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
         )
         plan.stored.dialect = dialect
-        backend, upstream_model = route(self.router, plan.config)
+        backend, upstream_model = self.router.route(plan.config)
         if plan.mode is Mode.STATELESS:
             return await self._stateless(plan, backend, upstream_model)
         prev = plan.previous_interaction_id
@@ -238,7 +230,9 @@ class Creator(UseCase):
         history = self._history(tenant, prev, cached, chain, generation)
         if fill_function_result_names(history, plan.input_steps):
             await self.store.interactions.replace_input(tenant, interaction_id, plan.input_steps)
-        request = upstream_request(plan.config, upstream_model, [*history, *plan.input_steps])
+        request = upstream_request(
+            plan.config, upstream_model, [*history, *plan.input_steps], background=background
+        )
         try:
             backend.check(request)
         except InvalidArgument as exc:

@@ -2,7 +2,8 @@
 
 A job is named by the fence it was queued under: the claim takes a new fence, so a job re-delivered after
 its run moved on is refused as stale and does nothing. A worker shutting down hands back a run that made
-no output yet (a re-run repeats nothing anyone saw); one that did settles as failed with its output.
+no output yet (a re-run repeats nothing anyone saw), or whose turn is a remote run (a re-run follows it and
+shows only what is new); any other settles as failed with its output.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..protocol.lifecycle import Event as Move
 from ..protocol.steps import Step
 from ..store import keys
 from ..store.runs import Claim
-from .create import route
+from . import assemble
 from .handle import SHUTDOWN, RunHandle
 from .log_sink import LogSink
 from .retried import through_outage
@@ -89,7 +90,11 @@ class BackgroundJobs(UseCase):
         record = await self.store.interactions.get(tenant, interaction_id)
         history = await self._history(tenant, record.previous_interaction_id, generation)
         config = record.config.config
-        backend, upstream_model = route(self.router, config)
+        backend, upstream_model = self.router.route(config)
+        # a remote run is followed again from its start: what its clients were shown is shown once
+        shown = 0
+        if record.remote_id is not None and claim.seq:
+            shown = assemble.step_events(await self.store.log.frames(tenant, interaction_id))
         return RunSpec(
             tenant=tenant,
             interaction_id=interaction_id,
@@ -97,10 +102,17 @@ class BackgroundJobs(UseCase):
             seq=claim.seq,
             background=True,
             announce=claim.seq == 0,
+            shown=shown,
             created=record.created,
             previous_interaction_id=record.previous_interaction_id,
             config=record.config,
-            request=upstream_request(config, upstream_model, [*history, *record.input_steps]),
+            request=upstream_request(
+                config,
+                upstream_model,
+                [*history, *record.input_steps],
+                background=True,
+                remote_id=record.remote_id,
+            ),
             backend=backend,
         )
 
@@ -118,9 +130,9 @@ class BackgroundJobs(UseCase):
     async def _shut_down(
         self, handle: RunHandle, task: asyncio.Task[RunResult], tenant: str, interaction_id: str, fence: int
     ) -> None:
-        """The worker is shutting down: stop the run. One that made no output yet goes back to the queue,
-        one that did settles as failed with its output (a re-run would repeat it), and one already
-        writing its end is let finish."""
+        """The worker is shutting down: stop the run. One that made no output yet (or follows a remote
+        run) goes back to the queue, one that did settles as failed with its output (a re-run would repeat
+        it), and one already writing its end is let finish."""
         if handle.settling:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.shield(task)

@@ -59,6 +59,10 @@ class LogSink(Numbered):
         seq, frame = self.number(event)
         self.writer.add(self.entry, seq, frame)
 
+    async def remote_started(self, remote_id: str) -> None:
+        """In the record before the run reads on (refused, it is stopped: a cancel or a takeover came)."""
+        await self.store.runs.set_remote(self.tenant, self.interaction_id, self.spec.fence, remote_id)
+
     async def release(self) -> None:
         await self._take_pending()
 

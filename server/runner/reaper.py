@@ -6,7 +6,8 @@ Its policy, per run found:
 - background, its job still waiting in the queue: given more time;
 - background, queued and not started by its pickup deadline (its job lost, or taken by a worker that
   never claimed it): queued again;
-- background, its runner lost with attempts left and no output seen by anyone: re-run (a new job);
+- background, its runner lost with attempts left and no output seen by anyone: re-run (a new job); or
+  with output, when its turn is a remote run: the re-run follows that run, showing only what is new;
 - otherwise: failed as `worker_lost`, keeping the output its clients saw.
 After a Redis outage it waits a lease period first: no lease could be renewed meanwhile.
 """
@@ -89,8 +90,9 @@ class Reaper:
             return True
         frames = await self.store.log.frames(tenant, interaction_id)
         # a re-run would show its followers a second answer after the first one's part: a run whose
-        # clients saw output fails with that output kept instead
-        if run.attempts < self.runner.max_attempts and not assemble.has_output(frames):
+        # clients saw output fails with that output kept instead, but for a remote run's, which a re-run
+        # reads again from its start and shows from where its clients are
+        if run.attempts < self.runner.max_attempts and (run.remote or not assemble.has_output(frames)):
             if await self.jobs.hand_back(tenant, interaction_id, run.fence, refund=False):
                 log.warning("re-running %s: its runner was lost (attempt %d)", member, run.attempts + 1)
                 metrics.lost_run("rerun")

@@ -13,7 +13,9 @@ import contextlib
 from collections.abc import AsyncGenerator
 from typing import Final
 
+from ..errors import NotFound, StoreConflict
 from ..observability import metrics, spans
+from ..protocol import events as ev
 from ..protocol import lifecycle, views
 from ..protocol import status as st
 from ..protocol.events import InteractionCreated, InteractionStatusUpdate
@@ -21,8 +23,17 @@ from ..protocol.interaction import ErrorInfo
 from ..protocol.lifecycle import Event as Move
 from ..protocol.records import Output
 from ..settings import UpstreamRetrySettings
-from ..upstream.base import StepDelta, StepEnded, StepStarted, UpstreamError, UpstreamEvent, backoff_delay
+from ..upstream.base import (
+    RemoteStarted,
+    StepDelta,
+    StepEnded,
+    StepStarted,
+    UpstreamError,
+    UpstreamEvent,
+    backoff_delay,
+)
 from . import handle as reasons
+from . import remote
 from .handle import RunHandle
 from .sinks import RunEnd, RunResult, Sink
 from .spec import RunSpec
@@ -63,18 +74,21 @@ class Runner:
         sink.emit(InteractionStatusUpdate(interaction_id=spec.interaction_id or "", status=st.IN_PROGRESS))
         error: UpstreamError | None = None
         produced = False
+        emit = _AfterShown(sink, spec.shown) if spec.shown else sink.emit
         try:
             try:
-                async with contextlib.aclosing(self._events(spec)) as events:
+                async with contextlib.aclosing(_recording(self._events(spec), spec, sink)) as events:
                     async for event in events:
                         if not produced and _is_output(event):
                             produced = True
                             timer.first_output()
                         for api_event in turn.feed(event):
-                            sink.emit(api_event)
+                            emit(api_event)
                 status = turn.final_status()
             except asyncio.CancelledError:
-                if handle.reason is None or (handle.reason == reasons.SHUTDOWN and not produced):
+                if handle.reason is None or (
+                    handle.reason == reasons.SHUTDOWN and _handed_back(spec, produced)
+                ):
                     raise
                 if handle.reason in (reasons.FENCED, reasons.UNAVAILABLE):
                     return await sink.abandon(handle.reason)
@@ -93,7 +107,10 @@ class Runner:
         error_code = output.errors[0].code if output.errors else None
         timer.ended(status, error_code, output.usage)
         spans.run_ended(status, error_code, output.usage)
-        return await sink.settle(end)
+        result = await sink.settle(end)
+        # ended here before it ended there (a cancel, a failure): it would run on with no one to see it
+        await remote.cancel_unended(spec.backend, spec.request.remote_id, ended=turn.status is not None)
+        return result
 
     def _events(self, spec: RunSpec) -> AsyncGenerator[UpstreamEvent, None]:
         """The run's events: the backend's, or those of the tool loop when the request names MCP servers."""
@@ -111,6 +128,8 @@ class Runner:
             try:
                 async with contextlib.aclosing(spec.backend.stream(spec.request)) as events:
                     async for event in events:
+                        if isinstance(event, RemoteStarted):
+                            spec.request.remote_id = event.remote_id  # a retry follows it
                         produced = produced or _is_output(event)
                         yield event
                 return
@@ -126,6 +145,44 @@ class Runner:
         if exc.retry_after is not None:
             return min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
         return backoff_delay(attempt, self.retry.backoff_initial_seconds, self.retry.backoff_max_seconds)
+
+
+class _AfterShown:
+    """Emits a re-run's events to its sink but the first `shown` step events: the run before it showed
+    them (a remote run, read again from its start, gives the same events again)."""
+
+    def __init__(self, sink: Sink, shown: int) -> None:
+        self.sink = sink
+        self.left = shown
+
+    def __call__(self, event: ev.Event) -> None:
+        if self.left and isinstance(event, ev.StepStart | ev.StepDelta | ev.StepStop):
+            self.left -= 1
+        else:
+            self.sink.emit(event)
+
+
+def _handed_back(spec: RunSpec, produced: bool) -> bool:
+    """Whether a run its worker stops (shutting down) goes back to the queue: one that made no output yet
+    (a re-run repeats nothing anyone saw), or whose turn is a remote run (a re-run follows it)."""
+    return not produced or spec.request.remote_id is not None
+
+
+async def _recording(
+    events: AsyncGenerator[UpstreamEvent, None], spec: RunSpec, sink: Sink
+) -> AsyncGenerator[UpstreamEvent, None]:
+    """`events` but a remote run's start, which is recorded before anything else: a re-run follows that
+    run, never makes another. Refused (a cancel, a takeover or a delete came first), the remote run is
+    nobody's and is cancelled; the run reads on until its writer stops it, as that refusal does."""
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if not isinstance(event, RemoteStarted):
+                yield event
+                continue
+            try:
+                await sink.remote_started(event.remote_id)
+            except (StoreConflict, NotFound):
+                await remote.cancel(spec.backend, event.remote_id)
 
 
 def _end_event(status: str, reason: str | None) -> Move:

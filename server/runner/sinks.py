@@ -61,6 +61,7 @@ class Sink(Protocol):
     listener: Listener | None
 
     def emit(self, event: Event) -> None: ...
+    async def remote_started(self, remote_id: str) -> None: ...
     async def release(self) -> None: ...
     async def settle(self, end: RunEnd) -> RunResult: ...
     async def abandon(self, reason: str) -> RunResult: ...
@@ -100,6 +101,11 @@ class Numbered:
             return self.seq, b""
         event.event_id = sse.event_id(self.seq)
         return self.seq, sse.frame(event)
+
+    async def remote_started(self, remote_id: str) -> None:
+        """A remote run (upstream.base.RemoteStarted) is kept only by a run a worker may take over: only
+        background runs start one (the interactions backend's check), and their sink is the log's."""
+        return None
 
 
 class NullSink(Numbered):

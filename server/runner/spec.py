@@ -23,6 +23,9 @@ class RunSpec(msgspec.Struct, kw_only=True):
     background: bool = False
     #: emit `interaction.created` first (a new run, not a re-run of a lost one)
     announce: bool = True
+    #: step events its log holds already: a re-run following a remote run from its start builds them again
+    #: and shows only those after them
+    shown: int = 0
     created: str
     previous_interaction_id: str | None = None
     config: StoredConfig
@@ -30,11 +33,21 @@ class RunSpec(msgspec.Struct, kw_only=True):
     backend: Backend
 
 
-def upstream_request(config: InteractionConfig, upstream_model: str, history: list[Step]) -> UpstreamRequest:
-    """Every run's model call is made here: its history as the backends read it (history.model_steps)."""
+def upstream_request(
+    config: InteractionConfig,
+    upstream_model: str,
+    history: list[Step],
+    *,
+    background: bool = False,
+    remote_id: str | None = None,
+) -> UpstreamRequest:
+    """Every run's model call is made here: its history as the backends read it (history.model_steps).
+    `background`: a worker runs it; `remote_id`: the upstream's run of it, started by an earlier run."""
     return UpstreamRequest(
         model=config.model or config.agent or "",
         upstream_model=upstream_model,
         history=model_steps(history),
         config=config,
+        background=background,
+        remote_id=remote_id,
     )

@@ -81,6 +81,8 @@ class TurnBuilder:
         if isinstance(event, up.UsageReported):
             self.usage = event.usage
             return []
+        if isinstance(event, up.RemoteStarted):
+            return []  # the runner's to record (run.py)
         self.status = event.status
         self.error = event.error
         return self.close_step()

@@ -217,13 +217,20 @@ class Interactions:
 
     async def get(self, tenant: str, interaction_id: str) -> Record:
         values = await self.scripts.read(keys=[keys.interaction(tenant, interaction_id)], args=META_FIELDS)
-        if values[0] is None or values[7] is None:
+        if values[0] is None or values[len(META_FIELDS)] is None:
             raise NotFound(interaction_id)
         return record_of(interaction_id, values)
 
     async def status(self, tenant: str, interaction_id: str) -> str | None:
         value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
         return text(value) if value is not None else None
+
+    async def status_and_remote(self, tenant: str, interaction_id: str) -> tuple[str | None, str | None]:
+        """Its status and its remote run's id (None: no such interaction; no remote run)."""
+        status, remote = await self.redis.hmget(
+            keys.interaction(tenant, interaction_id), [Field.STATUS, Field.REMOTE]
+        )
+        return (text(status) if status is not None else None), (text(remote) if remote is not None else None)
 
     async def replace_input(self, tenant: str, interaction_id: str, input_steps: list[Step]) -> None:
         """This turn's input steps, completed from the chain (a second write, only when needed)."""

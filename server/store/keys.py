@@ -199,6 +199,8 @@ class Field:
     ROOT: Final = "root"
     #: its search tags, space-separated (store/search_tags.py)
     TAGS: Final = "ix"
+    #: the upstream's own run of its turn (a Google background interaction), once the upstream named it
+    REMOTE: Final = "rid"
 
 
 class WebhookField:

@@ -69,13 +69,14 @@ META_FIELDS: Final = (
     Field.BACKGROUND,
     Field.LOG,
     Field.SEQ,
+    Field.REMOTE,
 )
 BLOBS: Final = (Field.CONFIG, Field.INPUT, Field.OUTPUT)
 
 
 def record_of(interaction_id: str, values: Sequence[Any]) -> Record:
     """The record of META_FIELDS' values and its blobs' (status and config present: the caller checked)."""
-    status, created, updated, prev, bg, log, seq, cfg, inp, out = values
+    status, created, updated, prev, bg, log, seq, remote, cfg, inp, out = values
     config, input_steps = decode_config(cfg), decode_steps(inp)
     if config.input is None:
         # every create has an input: none stored is the text of its one step (encode_config)
@@ -90,6 +91,7 @@ def record_of(interaction_id: str, values: Sequence[Any]) -> Record:
         background=bg == b"1",
         logged=log == b"1",
         seq=int(seq or 0),
+        remote_id=text(remote) if remote else None,
         config=config,
         input_steps=input_steps,
         output=decode_output(out),

@@ -63,6 +63,8 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
     background: bool
     attempts: int
     fence: int
+    #: its turn is a remote run (a Google agent's), which a re-run follows to its end
+    remote: bool = False
 
 
 def _refused(interaction_id: str, result: Sequence[Any]) -> StoreConflict | NotFound:
@@ -259,16 +261,25 @@ class Runs:
 
     async def state(self, tenant: str, interaction_id: str) -> RunState:
         """What the reaper needs to know of a run whose lease ran out."""
-        status, bg, attempts, fence = await self.redis.hmget(
+        status, bg, attempts, fence, remote = await self.redis.hmget(
             keys.interaction(tenant, interaction_id),
-            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE],
+            [Field.STATUS, Field.BACKGROUND, Field.ATTEMPTS, Field.FENCE, Field.REMOTE],
         )
         return RunState(
             status=text(status) if status is not None else None,
             background=bg == b"1",
             attempts=int(attempts or 0),
             fence=int(fence or 0),
+            remote=remote is not None,
         )
+
+    async def set_remote(self, tenant: str, interaction_id: str, fence: int, remote_id: str) -> None:
+        """Record the remote run of the run under `fence` (set_remote.lua); refused: a conflict, NotFound."""
+        result = await self.scripts.set_remote(
+            keys=[keys.interaction(tenant, interaction_id)], args=[fence, _WRITABLE, remote_id]
+        )
+        if text(result) != "ok":
+            raise _refused(interaction_id, [result])
 
     async def watch(self, tenant: str, interaction_id: str, deadline_ms: int) -> None:
         """Give a run (not yet claimed) until `deadline_ms` before the reaper looks at it again."""

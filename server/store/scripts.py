@@ -33,6 +33,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "requeue": ("_moves",),
     "reap": (),
     "set_input": ("_body",),
+    "set_remote": ("_moves",),
     "read": ("_body",),
     "delete": ("_moves", "_index", "_body"),
     "search": ("_moves", "_index", "_body"),
@@ -141,6 +142,7 @@ class Scripts:
         "requeue",
         "search",
         "set_input",
+        "set_remote",
         "take",
         "wake",
         "wake_again",
@@ -175,6 +177,7 @@ class Scripts:
         self.read = register("read")
         self.requeue = register("requeue")
         self.set_input = register("set_input")
+        self.set_remote = register("set_remote")
         self.delete = register("delete")
         self.search = register("search")
         self.wake = register("wake")

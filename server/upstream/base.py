@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncGenerator
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -28,6 +28,10 @@ class UpstreamRequest(msgspec.Struct, kw_only=True):
     history: list[Step]
     #: the interaction-scoped configuration (system_instruction, tools, generation_config, ...)
     config: InteractionConfig
+    #: run by a worker (a background interaction): a backend may then hand the turn to a remote run
+    background: bool = False
+    #: the upstream's own run of this turn, already started (RemoteStarted): followed, never made again
+    remote_id: str | None = None
 
 
 class StepStarted(msgspec.Struct, kw_only=True):
@@ -59,7 +63,15 @@ class Finished(msgspec.Struct, kw_only=True):
     error: ErrorInfo | None = None
 
 
-UpstreamEvent = StepStarted | StepDelta | StepEnded | UsageReported | Finished
+class RemoteStarted(msgspec.Struct, kw_only=True):
+    """The upstream runs this turn as a run of its own (Google's background interaction), `remote_id`. The
+    runner records it before it reads on, so that a re-run follows that run instead of starting another;
+    it shows nothing to clients."""
+
+    remote_id: str
+
+
+UpstreamEvent = StepStarted | StepDelta | StepEnded | UsageReported | Finished | RemoteStarted
 
 
 class UpstreamError(ServerError):
@@ -111,6 +123,17 @@ class Backend(Protocol):
 
     async def aclose(self) -> None:
         """Release the backend's connections."""
+
+
+@runtime_checkable
+class RemoteRuns(Protocol):
+    """A backend whose turns may run remotely (RemoteStarted): it cancels and deletes those runs."""
+
+    async def cancel_remote(self, remote_id: str) -> None:
+        """Stop the remote run (one already ended is left as it is). Raises `UpstreamError`."""
+
+    async def delete_remote(self, remote_id: str) -> None:
+        """Delete the remote run (one already gone is no error). Raises `UpstreamError`."""
 
 
 def json_object(value: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Callable
 
 from ..backend_kinds import BUILTIN_MODELS, KINDS
 from ..errors import InvalidArgument
+from ..protocol.interaction import InteractionConfig
 from ..settings import EchoSettings, ModelRoute
 from .base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
 from .echo import EchoBackend
@@ -32,6 +33,12 @@ class Router:
             return builtin, name
         known = ", ".join([*BUILTIN_MODELS, *(r.match for r in self.routes)])
         raise InvalidArgument(f"Unknown {field} {name!r}. Available: {known}", field)
+
+    def route(self, config: InteractionConfig) -> tuple[Backend, str]:
+        """(backend, upstream model name) for the model or agent a request names."""
+        if config.model:
+            return self.resolve(config.model, "model")
+        return self.resolve(config.agent or "", "agent")
 
     async def aclose(self) -> None:
         for backend in self.backends:

@@ -50,10 +50,12 @@ class UpstreamClient:
             parsed = self._targets[url] = http1.Target.parse(url)
         return parsed
 
-    async def post(self, url: str, headers: dict[str, str], body: bytes, deadline: float) -> http1.Response:
+    async def post(
+        self, url: str, headers: dict[str, str], body: bytes, deadline: float, method: str = "POST"
+    ) -> http1.Response:
         """The response with its body not read yet (close it, or read it to its end); `deadline` is the
         loop time by which the whole call must be over."""
-        return await self.http.post(self.target(url), headers, body, self.timeouts, deadline)
+        return await self.http.post(self.target(url), headers, body, self.timeouts, deadline, method)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -80,24 +82,28 @@ async def post_stream(
     backend: str,
     url: str,
     headers: dict[str, str],
-    body: msgspec.Struct,
+    body: msgspec.Struct | None,
     *,
     deadline_seconds: float,
+    method: str = "POST",
 ) -> AsyncGenerator[bytes, None]:
-    """POST `body` (a provider's wire Struct) and yield the response body as it arrives.
+    """POST `body` (a provider's wire Struct; or `method` without one, a GET of a remote run) and yield the
+    response body as it arrives.
 
     Closing the generator before the end (the consumer was cancelled: a cancel, a client gone) closes the
     connection, so the upstream sees its client go and stops generating.
     """
     deadline = asyncio.get_running_loop().time() + deadline_seconds
-    content = _encoder.encode(body)
+    content = b"" if body is None else _encoder.encode(body)
     # the request's id lets the upstream's logs be matched with ours
-    headers = {**headers, "content-type": "application/json", **context.upstream_headers()}
+    headers = {**headers, **context.upstream_headers()}
+    if body is not None:
+        headers["content-type"] = "application/json"
     span = _span(client, url)
     if span is not None:
         headers.update(span.headers())
     try:
-        response = await client.post(url, headers, content, deadline)
+        response = await client.post(url, headers, content, deadline, method)
         if span is not None:
             span.answered(response.status)
         try:

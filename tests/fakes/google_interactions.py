@@ -4,6 +4,7 @@ stream as Google's streaming docs and the official SDK's types have it (`event:`
 
 from __future__ import annotations
 
+import json
 from typing import Any, Unpack
 
 from .http import Knobs, Script, sse
@@ -13,16 +14,24 @@ MODEL = "gemini-3-flash-preview"
 USAGE = {"total_input_tokens": 5, "total_output_tokens": 7, "total_thought_tokens": 3, "total_tokens": 15}
 
 
-def stream(events: list[dict[str, Any]], done: bool = True, **knobs: Unpack[Knobs]) -> Script:
-    """`events` numbered evt_1.. and framed; a created event first unless the list starts with one."""
-    if not events or events[0]["event_type"] != "interaction.created":
+def stream(events: list[dict[str, Any]], done: bool = True, first: int = 1, **knobs: Unpack[Knobs]) -> Script:
+    """`events` numbered evt_<first>.. and framed; a stream from the start (`first` 1) begins with a created
+    event unless the list does; one taken up after an event (`last_event_id`) goes on from there."""
+    if first == 1 and (not events or events[0]["event_type"] != "interaction.created"):
         events = [created(), *events]
     chunks = [
-        sse({**event, "event_id": f"evt_{n}"}, event["event_type"]) for n, event in enumerate(events, start=1)
+        sse({**event, "event_id": f"evt_{n}"}, event["event_type"])
+        for n, event in enumerate(events, start=first)
     ]
     if done:
         chunks.append(sse("[DONE]"))
     return Script(chunks=chunks, **knobs)
+
+
+def interaction(status: str, steps: list[dict[str, Any]]) -> Script:
+    """The remote interaction as `GET .../interactions/{id}` answers it (a poll)."""
+    body = {"id": REMOTE_ID, "object": "interaction", "status": status, "steps": steps, "usage": USAGE}
+    return Script(body=json.dumps(body).encode(), content_type="application/json")
 
 
 def created(status: str = "in_progress") -> dict[str, Any]:

@@ -150,6 +150,33 @@ def test_a_built_in_tool_is_run_here_and_refused_by_other_backends() -> None:
     assert "google_search" in str(caught.value) and "openai" in str(caught.value)
 
 
+def test_an_agents_turn_is_a_remote_background_create() -> None:
+    config = {"agent": "deep-research-pro", "agent_config": {"type": "deep-research"}}
+    agent = request([user("Research this")], **config)
+    agent.background = True
+    body = helpers.sent(build_create(agent, BACKEND, "deep-research-pro-preview", remote=True))
+    assert body["agent"] == "deep-research-pro-preview" and "model" not in body
+    assert body["agent_config"] == {"type": "deep-research"}
+    assert body["background"] is True and body["stream"] is True
+    assert body.get("store", True) is True, "Google keeps background interactions only stored"
+
+
+def test_an_agent_runs_only_in_the_background_and_without_mcp_servers() -> None:
+    backend = InteractionsBackend(ModelRoute(match="*", backend=BACKEND))
+    foreground = request([user("hi")], agent="deep-research-pro")
+    with pytest.raises(InvalidArgument) as caught:
+        backend.check(foreground)
+    assert caught.value.field == "background"
+    mcp = {"type": "mcp_server", "name": "docs", "url": "https://mcp.example.com/mcp"}
+    with_mcp = request([user("hi")], agent="deep-research-pro", tools=[mcp])
+    with_mcp.background = True
+    with pytest.raises(InvalidArgument) as caught:
+        backend.check(with_mcp)
+    assert caught.value.field == "tools[0]"
+    foreground.background = True
+    backend.check(foreground)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The event stream
 

@@ -101,11 +101,18 @@ class Client:
         self._sweep: asyncio.TimerHandle | None = None
 
     async def post(
-        self, target: Target, headers: dict[str, str], body: bytes, timeouts: Timeouts, deadline: float
+        self,
+        target: Target,
+        headers: dict[str, str],
+        body: bytes,
+        timeouts: Timeouts,
+        deadline: float,
+        method: str = "POST",
     ) -> Response:
-        """Send the POST and wait for the response's head (`deadline`: the loop time the call ends by)."""
+        """Send the POST (or `method`) and wait for the response's head (`deadline`: the loop time the call
+        ends by)."""
         loop = asyncio.get_running_loop()
-        data = request_head(target, headers, len(body)) + body
+        data = request_head(target, headers, len(body), method) + body
         await self._take_slot(timeouts.pool)
         try:
             conn = await self._send(loop, target, data, timeouts, deadline)

@@ -1,4 +1,5 @@
-"""What goes on the wire for one upstream POST: the parsed URL, the request's head, and its timeouts."""
+"""What goes on the wire for one upstream request (a POST; a GET or DELETE of a remote run): the parsed URL,
+the request's head, and its timeouts."""
 
 from __future__ import annotations
 
@@ -51,12 +52,13 @@ class Timeouts:
     pool: float
 
 
-def request_head(target: Target, headers: dict[str, str], length: int) -> bytes:
+def request_head(target: Target, headers: dict[str, str], length: int, method: str = "POST") -> bytes:
     fields = {"user-agent": USER_AGENT, "accept-encoding": "identity"}
     fields.update((name.lower(), value) for name, value in headers.items())
     fields["host"] = target.authority
-    fields["content-length"] = str(length)
-    lines = [f"POST {target.path} HTTP/1.1"]
+    if length or method == "POST":  # a GET or DELETE without a body says nothing of one
+        fields["content-length"] = str(length)
+    lines = [f"{method} {target.path} HTTP/1.1"]
     for name, value in fields.items():
         if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
             raise ConnectFailed(f"the header {name!r} holds a line break or its name is not a token")

@@ -20,11 +20,11 @@ from ...protocol import events as ev
 from ...protocol import status as st
 from ...protocol.base import dec_hook
 from ...protocol.interaction import ErrorInfo, Interaction
-from ...protocol.steps import FunctionCallStep, Step
+from ...protocol.steps import FunctionCallStep, FunctionResultStep, Step, UserInputStep
 from .. import base as up
 from .. import native
 from ..emit import to_json
-from ..sse import SSEMessage
+from ..sse import SSEDecoder, SSEMessage
 from ..stream import Events, JsonStreamDecoder
 from .kind import KIND
 
@@ -53,9 +53,26 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
         super().__init__(backend, _events)
         #: the remote interaction's id, from its `interaction.created`
         self.remote_id: str | None = None
+        #: the id of the last event read: a stream cut short is taken up after it (`last_event_id`)
+        self.last_event_id: str | None = None
+        #: the steps started so far (a poll's answer shows the whole interaction: these are shown already)
+        self.started = 0
         self._end: up.Finished | None = None
+        self._failed = False
+
+    @property
+    def ended(self) -> bool:
+        """The remote interaction said how it ended (`interaction.completed`, or an `error` event other
+        than a stream's own outage: following it again would read the same end)."""
+        return self._end is not None or self._failed
+
+    def reconnected(self) -> None:
+        """A new response takes the stream up: what was left of a message in the cut one is dropped."""
+        self._sse = SSEDecoder()
 
     def on_chunk(self, chunk: ev.AnyEvent) -> Events:
+        if chunk.event_id:
+            self.last_event_id = chunk.event_id
         if isinstance(chunk, ev.StepDelta):
             return [up.StepDelta(delta=self._delta(chunk.delta))]
         if isinstance(chunk, ev.StepStart):
@@ -69,7 +86,9 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
         if isinstance(chunk, ev.InteractionCreated):
             self.remote_id = chunk.interaction.id
             return []
-        raise stream_error(self.backend, chunk.error)
+        error = stream_error(self.backend, chunk.error)
+        self._failed = error.status != 503  # unavailable: the stream, not the interaction, failed
+        raise error
 
     def finished(self) -> up.Finished:
         if self._end is None:
@@ -82,7 +101,19 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
             return []  # an event type newer than this server: nothing it could show
         return super().on_invalid(message, error)
 
+    def whole(self, interaction: Interaction) -> Events:
+        """A polled interaction that has ended: the steps not streamed yet, each whole, then its end."""
+        steps = interaction.steps or []
+        # its timeline starts with the input it was given (the conversation, sent whole): after it, its output
+        inputs = [i for i, step in enumerate(steps) if isinstance(step, UserInputStep | FunctionResultStep)]
+        output = steps[inputs[-1] + 1 :] if inputs else steps
+        events: Events = []
+        for step in output[self.started :]:
+            events += [*self._start(step), up.StepEnded()]
+        return [*events, *self._completed(interaction), self.finished()]
+
     def _start(self, step: Step) -> Events:
+        self.started += 1
         step = self._sealed(step)
         if isinstance(step, FunctionCallStep) and step.arguments:
             whole = msgspec.structs.replace(step, arguments={})

@@ -42,12 +42,16 @@ SUPPORTED_TOOLS = (
 )
 
 
-def build_body(request: UpstreamRequest, backend: str, model: str) -> CreateRequest:
+def build_body(request: UpstreamRequest, backend: str, model: str, *, remote: bool = False) -> CreateRequest:
+    """`model`: the name sent; `remote`: an agent's turn, run by Google as a background interaction of its
+    own (stored there: Google runs background interactions only stored)."""
     config = request.config
     # MCP servers are this server's to run (the tool loop offers their tools as functions)
     tools = [tool for tool in config.tools or () if not isinstance(tool, McpServerTool)]
     return CreateRequest(
-        model=model,
+        model=None if remote else model,
+        agent=model if remote else None,
+        agent_config=config.agent_config if remote else None,
         input=steps_for_google(request.history, backend),
         system_instruction=config.system_instruction,
         tools=tools or None,
@@ -58,7 +62,8 @@ def build_body(request: UpstreamRequest, backend: str, model: str) -> CreateRequ
         safety_settings=config.safety_settings,
         service_tier=config.service_tier,
         cached_content=config.cached_content,
-        store=False,
+        store=remote,
+        background=remote,
         stream=True,
     )
 

@@ -1,19 +1,9 @@
-"""Google's Interactions API as an upstream (the `interactions` backend), end to end with the official SDK.
-
-Two upstreams: a fake of Google's API (tests/fakes/google_interactions.py), for what only Google makes
-(built-in tool steps, signatures, its errors), and a second instance of this server, so that the real
-protocol implementation is on both sides: the front routes `remote-*` to the back's echo models. Both
-servers are apps in this process (tests/inproc.py), each with its own Redis.
-"""
+"""Model turns through the interactions backend (Google's Interactions API, called statelessly), end to end
+with the official SDK: through a second instance of this server, and through a fake of Google's API for
+what only Google makes (conftest.py)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
-import httpx
 import pytest
 from google import genai
 from google.genai._interactions import InternalServerError, RateLimitError
@@ -21,102 +11,27 @@ from google.genai._interactions import InternalServerError, RateLimitError
 from tests.fakes import google_interactions as gi
 from tests.fakes.gemini import gemini_error
 from tests.fakes.http import FakeServer
-from tests.fakes.loop import fake_in_thread
 
-from .ha.sdk_retries import retrying_sdk
-from .inproc import ThreadedApp, environment, threaded
-from .metrics_scrape import scrape
-from .replies import error_of, id_of, interaction, output_text_of, steps_of, streamed_text, usage_of
-from .support import sdk
-from .waiting import until
-
-GOOGLE_KEY, BACK_KEY = "google-secret-e2e", "back-of-front-key"
-SECRETS = {"IX_E2E_GOOGLE_KEY": GOOGLE_KEY, "IX_E2E_BACK_KEY": BACK_KEY}
-WEATHER_TOOL = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "The weather in a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-}
-
-
-def models_toml(google: str, back: str) -> str:
-    def route(match: str, base_url: str, key: str, **extra: Any) -> str:
-        lines = ["[[models]]", f'match = "{match}"', 'backend = "interactions"', f'base_url = "{base_url}"']
-        lines.append(f'api_key_env = "{key}"')
-        lines += [f"{name} = {json.dumps(value)}" for name, value in extra.items()]
-        return "\n".join(lines) + "\n"
-
-    return "\n".join(
-        [
-            route("remote-echo", back, "IX_E2E_BACK_KEY", upstream_model="echo"),
-            route("remote-slow", back, "IX_E2E_BACK_KEY", upstream_model="echo-slow"),
-            route("gemini-*", google, "IX_E2E_GOOGLE_KEY"),
-        ]
-    )
-
-
-@pytest.fixture(scope="module")
-def google() -> Iterator[FakeServer]:
-    with fake_in_thread(FakeServer()) as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def back(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
-    with threaded(Path(tmp_path_factory.mktemp("google-back"))) as app:
-        yield app
-
-
-@pytest.fixture(scope="module")
-def front(google: FakeServer, back: ThreadedApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    models = models_toml(google.base_url, back.url)
-    with environment(SECRETS), threaded(Path(tmp_path_factory.mktemp("google-front")), models=models) as app:
-        yield app.url
-
-
-@pytest.fixture(autouse=True)
-def fresh(google: FakeServer) -> Iterator[None]:
-    google.scripts.clear()
-    google.requests.clear()
-    yield
-    google.scripts.clear()
-    google.requests.clear()
-
-
-@pytest.fixture
-def ai(front: str, api_key: str) -> genai.Client:
-    return sdk(front, api_key)
-
-
-def create(ai: genai.Client, **fields: Any) -> Any:
-    return interaction(ai.interactions.create(**fields))
-
-
-def listed(url: str, api_key: str) -> list[dict[str, Any]]:
-    """The interactions a tenant has stored on the server at `url` (our list extension)."""
-    reply = httpx.get(f"{url}/v1beta/interactions", headers={"x-goog-api-key": api_key}, timeout=10)
-    assert reply.status_code == 200, reply.text
-    found: list[dict[str, Any]] = reply.json().get("interactions", [])
-    return found
-
-
-def step_types(reply: Any) -> list[str]:
-    return [step.type for step in steps_of(reply)]
-
+from ..ha.sdk_retries import retrying_sdk
+from ..inproc import ThreadedApp
+from ..metrics_scrape import scrape
+from ..replies import error_of, id_of, output_text_of, steps_of, streamed_text, usage_of
+from ..waiting import until
+from .common import BACK_KEY, WEATHER_TOOL, create, listed, step_types
 
 # ---------------------------------------------------------------------------------------------------------
 # Another instance of this server as the upstream
 
 
 def test_a_turn_through_another_instance_is_stored_here_only(ai: genai.Client, back: ThreadedApp) -> None:
+    stored_there = len(listed(back.url, BACK_KEY))  # the agents' remote runs are stored there
     reply = create(ai, model="remote-echo", input="Hello over there")
     assert reply.status == "completed"
     assert output_text_of(reply) == "Hello over there"
     assert usage_of(reply).total_output_tokens == 3, "the back's usage is the front's"
     got = ai.interactions.get(id_of(reply))
     assert got.status == "completed" and output_text_of(got) == "Hello over there"
-    assert listed(back.url, BACK_KEY) == [], "the upstream was asked store: false"
+    assert len(listed(back.url, BACK_KEY)) == stored_there, "the upstream was asked store: false"
 
 
 def test_a_stream_through_another_instance(ai: genai.Client) -> None:
@@ -288,15 +203,15 @@ def test_an_error_event_fails_the_turn_keeping_its_output(ai: genai.Client, goog
 
 
 def test_a_5xx_is_seen_without_retries_and_retried_once_with_them(
-    ai: genai.Client, front: str, api_key: str, google: FakeServer
+    ai: genai.Client, front: ThreadedApp, api_key: str, google: FakeServer
 ) -> None:
     overloaded = gemini_error(503, "The model is overloaded.", "UNAVAILABLE")
     google.add(overloaded)
     with pytest.raises(InternalServerError):
         create(ai, model="gemini-3-flash-preview", input="hi")
-    assert listed(front, api_key) == [], "a failed create keeps nothing"
+    assert listed(front.url, api_key) == [], "a failed create keeps nothing"
     google.add(overloaded, gi.text_script("at last"))
-    reply = create(retrying_sdk(front, api_key), model="gemini-3-flash-preview", input="hi")
+    reply = create(retrying_sdk(front.url, api_key), model="gemini-3-flash-preview", input="hi")
     assert output_text_of(reply) == "at last"
-    assert [i["id"] for i in listed(front, api_key)] == [reply.id], "the retry made one interaction"
+    assert [i["id"] for i in listed(front.url, api_key)] == [reply.id], "the retry made one interaction"
     assert len(google.requests) == 3

@@ -1,0 +1,57 @@
+"""What the tests of the interactions backend share: the keys and routes of the front, and readers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import httpx
+from google import genai
+
+from ..replies import interaction, steps_of
+
+GOOGLE_KEY: Final = "google-secret-e2e"
+#: the key the front calls the back with: the back's tenant of every remote run
+BACK_KEY: Final = "back-of-front-key"
+SECRETS: Final = {"IX_E2E_GOOGLE_KEY": GOOGLE_KEY, "IX_E2E_BACK_KEY": BACK_KEY}
+#: the back's agent the front's `deep-research-*` agents are: echo-slow, a word every 50 ms
+BACK_AGENT: Final = "slow-researcher"
+WEATHER_TOOL: Final = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+
+def models_toml(google: str, back: str) -> str:
+    def route(match: str, base_url: str, key: str, **extra: Any) -> str:
+        lines = ["[[models]]", f'match = "{match}"', 'backend = "interactions"', f'base_url = "{base_url}"']
+        lines.append(f'api_key_env = "{key}"')
+        lines += [f"{name} = {json.dumps(value)}" for name, value in extra.items()]
+        return "\n".join(lines) + "\n"
+
+    return "\n".join(
+        [
+            route("remote-echo", back, "IX_E2E_BACK_KEY", upstream_model="echo"),
+            route("remote-slow", back, "IX_E2E_BACK_KEY", upstream_model="echo-slow"),
+            route("deep-research-*", back, "IX_E2E_BACK_KEY", upstream_model=BACK_AGENT),
+            route("gemini-*", google, "IX_E2E_GOOGLE_KEY"),
+        ]
+    )
+
+
+def create(ai: genai.Client, **fields: Any) -> Any:
+    return interaction(ai.interactions.create(**fields))
+
+
+def listed(url: str, api_key: str) -> list[dict[str, Any]]:
+    """The interactions a tenant has stored on the server at `url` (our list extension)."""
+    reply = httpx.get(f"{url}/v1beta/interactions", headers={"x-goog-api-key": api_key}, timeout=10)
+    assert reply.status_code == 200, reply.text
+    found: list[dict[str, Any]] = reply.json().get("interactions", [])
+    return found
+
+
+def step_types(reply: Any) -> list[str]:
+    return [step.type for step in steps_of(reply)]
