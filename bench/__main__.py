@@ -87,6 +87,12 @@ def models_toml(upstream_base: str, remote_upstream_port: int) -> str:
         'backend = "openai"\n'
         f'base_url = "http://127.0.0.1:{remote_upstream_port}/v1"\n'
         "max_connections = 4000\n"
+        "# scenario 8: bench-ix-* through the interactions backend (Google's Interactions API) to it too\n"
+        "[[models]]\n"
+        'match = "bench-ix-*"\n'
+        'backend = "interactions"\n'
+        f'base_url = "http://127.0.0.1:{remote_upstream_port}"\n'
+        "max_connections = 4000\n"
         "[[models]]\n"
         'match = "bench-*"\n'
         'backend = "openai"\n'

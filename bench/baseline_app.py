@@ -11,11 +11,13 @@
   server/upstream/transport.py, on server/upstream/http1/): the bare relay of scenario 8 uses the very client
   our server uses, so that the ratio measures what the server adds to the call, not a choice of client.
   The two in-process routes keep `httpx.AsyncClient`, the client of issue 6's runs of scenarios 5 and 6.
+  With `?to=interactions` they post to the upstream process's `/v1beta/interactions` instead of its chat
+  completions (the bare relay of the `interactions` backend's call).
 - `GET /readyz`: a Redis PING.
 
-`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES, BENCH_UPSTREAM_URL and
-BENCH_REMOTE_UPSTREAM_URL, and for experiments BENCH_BASELINE_SETS (Redis round trips per create, one by
-default).
+`python -m bench.baseline_app` reads REDIS_URL, PORT, WEB_PROCESSES, BENCH_UPSTREAM_URL,
+BENCH_REMOTE_UPSTREAM_URL and BENCH_REMOTE_INTERACTIONS_URL, and for experiments BENCH_BASELINE_SETS
+(Redis round trips per create, one by default).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ JSON = "application/json"
 
 
 class State:
-    def __init__(self, redis: Redis, upstreams: tuple[str, str], sets: int) -> None:
+    def __init__(self, redis: Redis, upstreams: tuple[str, str, str], sets: int) -> None:
         self.redis = redis
-        self.upstream_url, self.remote_upstream_url = upstreams
+        self.upstream_url, self.remote_upstream_url, self.remote_interactions_url = upstreams
         self.sets = sets
         # the limits and keep-alive of the server's upstream clients (server/upstream/transport.py)
         self.http = httpx.AsyncClient(
@@ -66,10 +68,13 @@ class State:
         return await self.http.send(upstream, stream=True)
 
     async def send_remote(self, request: Request[Any, Any, Any]) -> http1.Response:
-        """The same to the upstream process, through the server's own upstream client."""
+        """The same to the upstream process, through the server's own upstream client (one pool for both
+        of its paths, as the server has one per route)."""
         body = await request.body()
         deadline = asyncio.get_running_loop().time() + 300.0
-        return await self.remote.post(self.remote_upstream_url, {"content-type": JSON}, body, deadline)
+        to = request.query_params.get("to")
+        url = self.remote_interactions_url if to == "interactions" else self.remote_upstream_url
+        return await self.remote.post(url, {"content-type": JSON}, body, deadline)
 
     async def aclose(self) -> None:
         await self.http.aclose()
@@ -153,6 +158,7 @@ def create_app() -> Litestar:
     upstreams = (
         os.environ.get("BENCH_UPSTREAM_URL", nowhere),
         os.environ.get("BENCH_REMOTE_UPSTREAM_URL", nowhere),
+        os.environ.get("BENCH_REMOTE_INTERACTIONS_URL", nowhere),
     )
 
     @contextlib.asynccontextmanager

@@ -1,104 +1,15 @@
-"""The tables of scenarios 8 and 9 (issue 12: what users pay on the upstream path, and what idle workers
-cost), 10 (issue 13: what metrics and the access log cost), 11 (issue 14: webhook delivery), 12 (issue 16:
-the list in a small and a large tenant) and 13 (what `[store] replica_acks = 1` costs), in the form of
-tables.py: each section takes a run's results and returns its lines, or none when the scenario did not run
-or broke."""
+"""The tables of scenarios 9 (issue 12: what idle workers cost), 10 (issue 13: what metrics and the access
+log cost), 11 (issue 14: webhook delivery), 12 (issue 16: the list in a small and a large tenant) and 13
+(what `[store] replica_acks = 1` costs), in the form of tables.py: each section takes a run's results and
+returns its lines, or none when the scenario did not run or broke. Scenario 8's is in upstream_tables.py."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from .stats import ratio
 from .tables import Row, Section, fmt, table
-from .targets import X, get
-
-#: how the paths of scenario 8 are named in its table
-_PATHS = {"upstream": "upstream alone", "relay": "bare relay", "ours": "ours (stored)"}
-
-
-# -- 8. creates through the upstream -----------------------------------------------------------------------
-
-
-def _upstream_row(mode: str, concurrency: str, name: str, d: dict[str, Any]) -> Row:
-    return [
-        mode,
-        concurrency,
-        _PATHS[name],
-        d["rps"],
-        # the relay is the 1 of its own column, the upstream has no relay to be a ratio of
-        {"upstream": None, "relay": "1.00"}.get(name, d.get("rps_vs_relay")),
-        d.get("rps_vs_upstream", "1.00"),
-        d["p50_ms"],
-        d["p99_ms"],
-        d["server_cpu_ms_per_req"],
-        d.get("upstream_cpu_ms_per_req"),
-        d["redis_cpu_ms_per_req"],
-        d["errors"],
-    ]
-
-
-def _background_lines(background: dict[str, Any]) -> list[str]:
-    """One-at-a-time requests with the Python client, ours as ratios of the bare relay's request."""
-    relay, fore, back = background["relay_request"], background["foreground_create"], background["background"]
-    measures = [
-        ("bare relay request (relay_once)", relay.get("request")),
-        ("ours: stored create", fore.get("request")),
-        ("ours: background create response", back.get("create_response")),
-        ("ours: background create → interaction.completed (follow stream)", back.get("create_to_completed")),
-    ]
-    base = get(relay, "request", "p50_ms")
-    header = ["one at a time", "n", "p50 ms", "p99 ms", "max ms", f"p50 {X} relay"]
-    rows: list[Row] = [
-        [name, d["n"], d["p50_ms"], d["p99_ms"], d["max_ms"], ratio(d["p50_ms"], base)]
-        for name, d in measures
-        if d
-    ]
-    cpu = (
-        f"CPU per background interaction: web process {fmt(back.get('web_cpu_ms'))} ms (create + follow "
-        f"stream), worker {fmt(back.get('worker_cpu_ms'))} ms, upstream {fmt(back.get('upstream_cpu_ms'))} "
-        f"ms; a stored create: web process {fmt(fore.get('web_cpu_ms'))} ms (/proc ticks of 10 ms over "
-        f"{fmt(back.get('create_to_completed', {}).get('n'))} samples)."
-    )
-    return [*table(header, rows), cpu, ""]
-
-
-def upstream_section(results: dict[str, Any]) -> Section:
-    up = results.get("upstream")
-    if not (isinstance(up, dict) and "by_mode" in up):
-        return []
-    heading = (
-        f"### 8. creates through an OpenAI-compatible upstream in a process of its own (`{up['model']}`; "
-        f"wrk, best of {up['best_of']} {X} {up['seconds_per_run']} s)"
-    )
-    rows: list[Row] = [
-        _upstream_row(mode, c, name, d)
-        for mode, by_c in up["by_mode"].items()
-        for c, row in by_c.items()
-        for name, d in row.items()
-    ]
-    header = [
-        "mode",
-        "conc.",
-        "path",
-        "req/s",
-        f"{X} relay",
-        f"{X} upstream",
-        "p50 ms",
-        "p99 ms",
-        "server CPU ms/req",
-        "upstream CPU ms/req",
-        "Redis CPU ms/req",
-        "errors",
-    ]
-    streams = ", ".join(f"{mode}: {'yes' if s else 'no'}" for mode, s in up["upstream_body_streams"].items())
-    note = (
-        f"The body our server sends upstream, replayed to the upstream alone and through the relay: "
-        f"{', '.join(f'{m} {n} B' for m, n in up['upstream_body_bytes'].items())}; asks for a stream: "
-        f"{streams}. Server CPU is the process under load (for the upstream alone, the upstream itself)."
-    )
-    return [heading, "", *table(header, rows), note, "", *_background_lines(up["background"])]
-
+from .targets import X
 
 # -- 9. idle workers ---------------------------------------------------------------------------------------
 
@@ -409,7 +320,6 @@ def replica_acks_section(results: dict[str, Any]) -> Section:
 
 #: in the order of the report, after tables.SECTIONS
 SECTIONS: tuple[Callable[[dict[str, Any]], Section], ...] = (
-    upstream_section,
     idle_workers_section,
     observability_section,
     webhooks_section,

@@ -117,9 +117,12 @@ class Child:
         self.env = env
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
+        #: where this start's output begins in the log, which a name started again appends to
+        self.log_start = 0
 
     def start(self) -> Child:
         with self.log_path.open("ab") as log:
+            self.log_start = log.tell()
             self.proc = subprocess.Popen(
                 self.args,
                 env=self.env,
@@ -150,10 +153,17 @@ class Child:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
 
+    def output(self) -> str:
+        """What this start of it wrote (the log's earlier lines are another process's)."""
+        with self.log_path.open("rb") as log:
+            log.seek(self.log_start)
+            return log.read().decode(errors="replace")
+
     async def wait_for_line(self, text: str, within: float) -> None:
-        """Until its log holds `text` (what it says once it is up); a process that exits first is an error."""
+        """Until this start's output holds `text` (what it says once it is up: scenarios 8, 10 and 18 each
+        start an "upstream", whose first "ready" must not stand for the next); exiting first is an error."""
         deadline = time.monotonic() + within
-        while text not in self.log():
+        while text not in self.output():
             if not self.alive():
                 raise RuntimeError(f"{self.name} exited at start:\n{self.log()[-3000:]}")
             if time.monotonic() > deadline:
@@ -219,6 +229,7 @@ class Stack:
         #: the upstream process of scenario 8: its port is in models.toml before it runs (started on demand)
         self.remote_upstream_port = remote_upstream_port
         self.remote_upstream_url = f"http://127.0.0.1:{remote_upstream_port}/v1/chat/completions"
+        self.remote_interactions_url = f"http://127.0.0.1:{remote_upstream_port}/v1beta/interactions"
         # persistence off: an AOF rewrite in the middle of a measurement is noise; both paths share this Redis
         self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=False)
         self.children: list[Child] = []
@@ -258,6 +269,7 @@ class Stack:
             WEB_PROCESSES=str(processes),
             BENCH_UPSTREAM_URL=self.upstream_url,
             BENCH_REMOTE_UPSTREAM_URL=self.remote_upstream_url,
+            BENCH_REMOTE_INTERACTIONS_URL=self.remote_interactions_url,
         )
         server = WebServer(
             self._child(name, [sys.executable, "-m", "bench.baseline_app"], env), port, processes

@@ -1,6 +1,7 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
 its place in bench/README.md. The targets are computed in targets.py, the scenario tables in tables.py
-(scenarios 1 to 7), cost_tables.py (8 to 13) and cluster_tables.py (14)."""
+(scenarios 1 to 7), upstream_tables.py (8), cost_tables.py (9 to 13), cluster_tables.py (14) and
+dialect_tables.py (17, 18)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cluster_tables, cost_tables, dialect_tables, tables
+from . import cluster_tables, cost_tables, dialect_tables, tables, upstream_tables
 from .tables import fmt, table
 from .targets import targets
 
@@ -111,6 +112,7 @@ def markdown(run: dict[str, Any]) -> str:
     lines = [*_header(run), *_targets_section(run)]
     for section in (
         *tables.SECTIONS,
+        *upstream_tables.SECTIONS,
         *cost_tables.SECTIONS,
         *cluster_tables.SECTIONS,
         *dialect_tables.SECTIONS,

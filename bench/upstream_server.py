@@ -1,5 +1,6 @@
-"""`python -m bench.upstream_server`: the fake OpenAI-compatible upstream of scenarios 6 and 8, in a process
-of its own, so that its CPU is neither counted as the server's nor taken from the bench's load generator.
+"""`python -m bench.upstream_server`: the fake OpenAI-compatible (and Google Interactions) upstream of
+scenarios 6 and 8, in a process of its own, so that its CPU is neither counted as the server's nor taken
+from the bench's load generator.
 
 It answers `POST /v1/chat/completions` with the tests' OpenAI chunk script of `bench-fast`
 (tests/fakes/openai.py, "ok and done"): as the script's chunked SSE stream when the body asks for
@@ -18,6 +19,10 @@ a pace the bench chooses. The drips run on timers of the event loop, so thousand
 cost this process next to nothing; they are served here rather than in the bench process because one
 process cannot hold the client and the upstream side of 10,000 streams within a file descriptor limit of
 20,000 (the hard `ulimit -n` of the bench's machine).
+
+`POST /v1beta/interactions` (the `interactions` backend's call, always `stream: true`) gets the same answer as
+Google's event stream, chunked alike (tests/fakes/google_interactions.py `text_script`: `interaction.created`,
+a step's start, three deltas and stop, `interaction.completed`, `data: [DONE]`).
 
 `GET /last_request` answers the body of the latest POST as it came (the bench records what our server
 sends, to replay the same body at the upstream alone and through the bare relay); `GET /healthz` answers
@@ -38,12 +43,16 @@ from typing import cast
 
 import msgspec
 
+from tests.fakes.google_interactions import text_script
 from tests.fakes.http import Script
 from tests.fakes.openai import openai_text_script
 
 CHAT_PATH = "/v1/chat/completions"
+INTERACTIONS_PATH = "/v1beta/interactions"
 #: the script of the `bench-fast` model of the other scenarios: the same upstream work per request
 SCRIPT = openai_text_script("ok and done")
+#: the same answer as Google's Interactions API streams it (the `interactions` backend of scenario 8)
+IX_SCRIPT = text_script("ok and done")
 #: the model answered slowly (scenario 6)
 DRIP_MODEL = "bench-drip"
 
@@ -89,19 +98,27 @@ def completion(frames: list[bytes]) -> bytes:
 
 @dataclass(frozen=True)
 class Answers:
-    """The two answers to a chat request, as whole HTTP responses."""
+    """The two answers to a chat request and the one to an interactions create, as whole HTTP responses."""
 
     streamed: bytes
     whole: bytes
+    interactions: bytes
 
     @classmethod
-    def of(cls, script: Script) -> Answers:
+    def of(cls, script: Script, interactions: Script) -> Answers:
         frames = script.chunks or []
-        chunked = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames) + b"0\r\n\r\n"
         return cls(
-            streamed=_response("200 OK", script.content_type, chunked, chunked=True),
+            streamed=_chunked(script),
             whole=_response("200 OK", "application/json", completion(frames)),
+            interactions=_chunked(interactions),
         )
+
+
+def _chunked(script: Script) -> bytes:
+    """The script's stream as one response, a chunk per frame."""
+    frames = script.chunks or []
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames) + b"0\r\n\r\n"
+    return _response("200 OK", script.content_type, chunked, chunked=True)
 
 
 @dataclass(frozen=True)
@@ -157,6 +174,10 @@ class Upstream:
             if not wanted.stream:
                 return self.answers.whole
             return self.drip if wanted.model == DRIP_MODEL else self.answers.streamed
+        if method == "POST" and path.endswith(INTERACTIONS_PATH):
+            self.last_request = body
+            self.requests += 1
+            return self.answers.interactions
         if method == "POST" and path == "/drip/hold":
             self.holding = True
             return OK
@@ -265,7 +286,7 @@ class Connection(asyncio.Protocol):
 
 
 async def serve(port: int) -> None:
-    upstream = Upstream(Answers.of(SCRIPT), Drip.from_environment())
+    upstream = Upstream(Answers.of(SCRIPT, IX_SCRIPT), Drip.from_environment())
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: Connection(upstream), "127.0.0.1", port, backlog=4096)
     print(f"upstream ready on 127.0.0.1:{port}", flush=True)

@@ -9,6 +9,10 @@ Three paths per mode, wrk on each in turn (best of `upstream_repeats`):
 - `ours`: the create, `{"model": "bench-up-fast", "input": PROMPT}`, stored, plain or `"stream": true`
   (wrk reads every response to its end).
 
+The same turn through the `interactions` backend (`bench-ix-fast`: Google's Interactions API, whose call is
+always a `stream: true` create, answered by the same process's `/v1beta/interactions`) at c16 only, ours
+beside the bare relay of its own recorded call (the relay's routes with `?to=interactions`).
+
 Background creates are measured one at a time with the Python client: create → `interaction.completed` read
 on a follow stream (`GET …?stream=true`, opened as soon as the create answers), beside a foreground create
 and a relay request with the same client.
@@ -36,6 +40,11 @@ MODEL = "bench-up-fast"
 #: the create's extra fields, and the bare relay's route, of each wrk mode
 MODES: dict[str, dict[str, Any]] = {"plain": {}, "streamed": {"stream": True}}
 RELAY_ROUTES = {"plain": "/remote/relay_once", "streamed": "/remote/relay"}
+#: routed to the same upstream process through the interactions backend, and the relay's query for its path
+IX_MODEL = "bench-ix-fast"
+IX_RELAY = "?to=interactions"
+#: the interactions rows' concurrency, the one their targets read: both modes add about 30 s to a full run
+IX_CONCURRENCY = (16,)
 
 
 @dataclass(frozen=True)
@@ -47,25 +56,41 @@ class _Path:
     pids: Pids
 
 
-async def _recorded_body(b: Bench, extra: dict[str, Any]) -> bytes:
-    """What our server sends the upstream for one create of this mode."""
-    async with Connection(b.server.url, HEADERS) as conn:
-        response = await conn.request("POST", CREATE, payload(model=MODEL, input=PROMPT, **extra))
-    if response.status != 200:
-        raise RuntimeError(f"create through the upstream answered {response.status}: {response.body[:300]!r}")
-    async with Connection(b.stack.remote_upstream_url) as conn:
-        return (await conn.request("GET", "/last_request")).body
+async def _recorded_body(b: Bench, extra: dict[str, Any], model: str = MODEL) -> bytes:
+    """What our server sends the upstream for one create of this mode.
+
+    The upstream keeps only the latest body, and the turns of the wrk run before (c64, whose clients left)
+    may still be reaching it: a body that names another model is one of theirs, and the create is made again.
+    """
+    for _ in range(20):
+        async with Connection(b.server.url, HEADERS) as conn:
+            answer = await conn.request("POST", CREATE, payload(model=model, input=PROMPT, **extra))
+        # a turn the backend could not read still answers 200 (a failed interaction): the rows would time it
+        done = COMPLETED in answer.body if extra.get("stream") else b'"status":"completed"' in answer.body
+        if answer.status != 200 or not done:
+            raise RuntimeError(f"create through the upstream answered {answer.status}: {answer.body[:300]!r}")
+        async with Connection(b.stack.remote_upstream_url) as conn:
+            body = (await conn.request("GET", "/last_request")).body
+        if b'"model":"%s"' % model.encode() in body:
+            return body
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"the upstream's latest request is not of {model}: {body[:300]!r}")
 
 
-def _paths(b: Bench, upstream: Child, mode: str, recorded: bytes) -> dict[str, _Path]:
+def _paths(b: Bench, upstream: Child, mode: str, recorded: bytes, ix: bool = False) -> dict[str, _Path]:
+    """The three paths of the chat backend's turn, or the interactions backend's relay and ours."""
     fake, redis = upstream.pids(), b.stack.redis_pids()
-    ours = payload(model=MODEL, input=PROMPT, **MODES[mode])
-    return {
-        # the fake is the server under load here: its CPU is both columns
-        "upstream": _Path(b.stack.remote_upstream_url, recorded, Pids(fake, redis, fake)),
-        "relay": _Path(b.baseline.url + RELAY_ROUTES[mode], recorded, Pids(b.baseline.pids(), redis, fake)),
+    model, query = (IX_MODEL, IX_RELAY) if ix else (MODEL, "")
+    ours = payload(model=model, input=PROMPT, **MODES[mode])
+    relay = b.baseline.url + RELAY_ROUTES[mode] + query
+    paths = {
+        "relay": _Path(relay, recorded, Pids(b.baseline.pids(), redis, fake)),
         "ours": _Path(b.server.url + CREATE, ours, Pids(b.server.pids(), redis, fake)),
     }
+    if ix:
+        return paths
+    # the fake is the server under load here: its CPU is both columns
+    return {"upstream": _Path(b.stack.remote_upstream_url, recorded, Pids(fake, redis, fake)), **paths}
 
 
 async def _wrk(b: Bench, path: _Path, connections: int, seconds: float) -> WrkResult:
@@ -81,28 +106,33 @@ async def _wrk(b: Bench, path: _Path, connections: int, seconds: float) -> WrkRe
 
 
 def _row(best: dict[str, WrkResult]) -> dict[str, Any]:
-    """One concurrency's figures, ours and the relay as ratios of the baselines."""
-    up, relay, ours = best["upstream"], best["relay"], best["ours"]
-    return {
-        "upstream": up.as_dict(),
-        "relay": {**relay.as_dict(), "rps_vs_upstream": ratio(relay.rps, up.rps)},
+    """One concurrency's figures, ours and the relay as ratios of the baselines (of the upstream alone only
+    where it ran)."""
+    relay, ours = best["relay"], best["ours"]
+    row: dict[str, Any] = {
+        "relay": relay.as_dict(),
         "ours": {
             **ours.as_dict(),
             "rps_vs_relay": ratio(ours.rps, relay.rps),
-            "rps_vs_upstream": ratio(ours.rps, up.rps),
             "cpu_vs_relay": ratio(ours.server_cpu_ms, relay.server_cpu_ms),
             "p50_added_to_relay_ms": round(ours.p50_ms - relay.p50_ms, 3),
         },
     }
+    up = best.get("upstream")
+    if up is None:
+        return row
+    row["relay"]["rps_vs_upstream"] = ratio(relay.rps, up.rps)
+    row["ours"]["rps_vs_upstream"] = ratio(ours.rps, up.rps)
+    return {"upstream": up.as_dict(), **row}
 
 
-async def _mode(b: Bench, paths: dict[str, _Path]) -> dict[str, Any]:
-    """wrk on the three paths at each concurrency, interleaved, best of `upstream_repeats`."""
+async def _mode(b: Bench, paths: dict[str, _Path], concurrency: tuple[int, ...]) -> dict[str, Any]:
+    """wrk on the paths at each concurrency, interleaved, best of `upstream_repeats`."""
     plan = b.plan
     for path in paths.values():  # warm up: pools, scripts, caches
         await _wrk(b, path, 16, 1)
     rows: dict[str, Any] = {}
-    for connections in plan.upstream_concurrency:
+    for connections in concurrency:
         best: dict[str, WrkResult] = {}
         for _ in range(plan.upstream_repeats):
             for name, path in paths.items():
@@ -206,23 +236,35 @@ def _p50(result: dict[str, Any], name: str) -> float | None:
     return value["p50_ms"] if isinstance(value, dict) else None
 
 
+async def _modes(b: Bench, upstream: Child, ix: bool) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """Both wrk modes of one backend's turn: the rows, and the bodies the upstream got."""
+    modes: dict[str, Any] = {}
+    recorded: dict[str, bytes] = {}
+    concurrency = IX_CONCURRENCY if ix else b.plan.upstream_concurrency
+    for mode, extra in MODES.items():
+        recorded[mode] = await _recorded_body(b, extra, IX_MODEL if ix else MODEL)
+        modes[mode] = await _mode(b, _paths(b, upstream, mode, recorded[mode], ix), concurrency)
+    rows = {
+        "model": IX_MODEL if ix else MODEL,
+        "upstream_body_bytes": {mode: len(body) for mode, body in recorded.items()},
+        "upstream_body_streams": {mode: b'"stream":true' in body for mode, body in recorded.items()},
+        "by_mode": modes,
+    }
+    return rows, recorded
+
+
 async def upstream_path(b: Bench) -> dict[str, Any]:
     upstream = await b.stack.start_upstream()
     try:
-        modes: dict[str, Any] = {}
-        recorded: dict[str, bytes] = {}
-        for mode, extra in MODES.items():
-            recorded[mode] = await _recorded_body(b, extra)
-            modes[mode] = await _mode(b, _paths(b, upstream, mode, recorded[mode]))
+        chat, recorded = await _modes(b, upstream, ix=False)
+        interactions, _ = await _modes(b, upstream, ix=True)
         background = await _background(b, upstream, recorded["plain"])
     finally:
         await asyncio.to_thread(b.stack.stop_children, [upstream])
     return {
-        "model": MODEL,
+        **chat,
         "seconds_per_run": b.plan.upstream_seconds,
         "best_of": b.plan.upstream_repeats,
-        "upstream_body_bytes": {mode: len(body) for mode, body in recorded.items()},
-        "upstream_body_streams": {mode: b'"stream":true' in body for mode, body in recorded.items()},
-        "by_mode": modes,
         "background": background,
+        "interactions": interactions,
     }
