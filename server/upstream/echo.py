@@ -32,6 +32,7 @@ from ..protocol.steps import (
 from ..protocol.tools import FunctionTool
 from ..settings import EchoSettings
 from .base import Finished, StepDelta, StepEnded, StepStarted, UpstreamEvent, UpstreamRequest, UsageReported
+from .emit import check_request
 
 _WORD = re.compile(r"\S+\s*")
 #: words made between two hand-backs of the event loop: each costs the runner some microseconds, so this is
@@ -74,7 +75,7 @@ class EchoBackend:
         return words
 
     def check(self, request: UpstreamRequest) -> None:
-        return None
+        check_request(self.name, request, "echo")  # it calls functions, and no built-in tool
 
     async def aclose(self) -> None:
         return None

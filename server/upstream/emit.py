@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ..backend_kinds import KINDS, NEWER
 from ..errors import InvalidArgument
 from ..protocol.base import UnknownMember
 from ..protocol.content import (
@@ -196,15 +197,18 @@ MEDIA_KINDS: dict[type[Any], str] = {
 def check_request(
     backend: str,
     request: UpstreamRequest,
-    tools: tuple[type[Tool], ...],
+    kind: str,
     check_content: Callable[[Content, str], None] | None = None,
 ) -> None:
-    """Refuse (a 400 naming the field) what a backend cannot take: a tool of a kind it does not run, and,
-    with `check_content`, an input item it cannot read."""
+    """Refuse (a 400 naming the field) what a backend cannot take: a tool of a type its kind does not run
+    (backend_kinds.py), and, with `check_content`, an input item it cannot read."""
+    runs = KINDS[kind].tools
     for index, tool in enumerate(request.config.tools or []):
         # MCP servers are this server's to run (runner/tool_run.py): the model is offered their tools as
         # functions, which every backend takes
-        if not isinstance(tool, (*tools, McpServerTool)):
+        if isinstance(tool, McpServerTool) or tool_type(tool) in runs:
+            continue
+        if not (NEWER in runs and isinstance(tool, UnknownMember)):
             raise unsupported_tool(backend, tool, index)
     if check_content is None:
         return

@@ -3,6 +3,9 @@ counted before (the same step objects, as the runner's history cache hands them 
 
 from __future__ import annotations
 
+import pytest
+
+from server.errors import InvalidArgument
 from server.protocol.content import TextContent
 from server.protocol.steps import ModelOutputStep, Step
 from server.upstream.base import UpstreamEvent, UsageReported
@@ -68,3 +71,14 @@ async def test_siblings_of_a_parent_counted_elsewhere_count_only_their_own_steps
     assert await input_words(backend, [*parent, user("first child")]) == 500 + 2
     assert backend.counted.known([*parent, user("a sibling here")]) == (200, 500)
     assert await input_words(backend, [*parent, user("a sibling here")]) == 500 + 3
+
+
+def test_a_built_in_tool_is_refused_naming_it() -> None:
+    """Echo calls functions; a built-in tool it cannot run is a 400, not a tool accepted and ignored."""
+    backend = EchoBackend("echo-slow")
+    tools = [{"type": "function", "name": "f"}, {"type": "google_search"}]
+    with pytest.raises(InvalidArgument) as caught:
+        backend.check(request([user("hi")], "echo-slow", tools=tools))
+    assert caught.value.field == "tools[1]"
+    assert "google_search" in str(caught.value) and "echo-slow" in str(caught.value)
+    backend.check(request([user("hi")], "echo-slow", tools=tools[:1]))

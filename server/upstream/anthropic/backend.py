@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-from ...protocol.tools import FunctionTool
 from ..base import UpstreamEvent, UpstreamRequest
 from ..emit import check_request
 from ..transport import HTTPBackend, api_key, join_url
@@ -18,7 +17,7 @@ class AnthropicBackend(HTTPBackend):
     default_base_url = "https://api.anthropic.com"
 
     def check(self, request: UpstreamRequest) -> None:
-        check_request(self.name, request, (FunctionTool,), check_content)
+        check_request(self.name, request, self.kind, check_content)
 
     def url(self) -> str:
         return join_url(self.base_url, "/v1/messages")

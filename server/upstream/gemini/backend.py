@@ -14,7 +14,7 @@ from ..emit import check_request
 from ..transport import HTTPBackend, api_key, join_url, post_stream
 from .decode import GeminiDecoder
 from .kind import KIND
-from .request import SUPPORTED_TOOLS, build_body
+from .request import build_body
 
 
 class GeminiBackend(HTTPBackend):
@@ -22,7 +22,7 @@ class GeminiBackend(HTTPBackend):
     default_base_url = "https://generativelanguage.googleapis.com"
 
     def check(self, request: UpstreamRequest) -> None:
-        check_request(self.name, request, SUPPORTED_TOOLS)
+        check_request(self.name, request, self.kind)
 
     def url(self, request: UpstreamRequest, method: str = "streamGenerateContent") -> str:
         model = quote(self.upstream_model(request).removeprefix("models/"), safe="-._~")

@@ -21,17 +21,6 @@ from ..emit import json_output, tool_choice
 from .contents import build_contents
 from .kind import KIND
 
-#: the tools Gemini runs itself, beside function declarations
-SUPPORTED_TOOLS = (
-    FunctionTool,
-    GoogleSearchTool,
-    CodeExecutionTool,
-    UrlContextTool,
-    GoogleMapsTool,
-    FileSearchTool,
-    ComputerUseTool,
-)
-
 
 def build_body(request: UpstreamRequest, backend: str = KIND) -> wire.GenerateContentRequest:
     config = request.config

@@ -22,7 +22,7 @@ from ..transport import HTTPBackend, api_key, join_url, post_stream
 from . import remote
 from .decode import InteractionsDecoder
 from .kind import KIND
-from .request import SUPPORTED_TOOLS, build_body
+from .request import build_body
 
 #: how every Google API key begins; an access token does not
 _API_KEY_PREFIX: Final = "AIza"
@@ -40,7 +40,7 @@ class InteractionsBackend(HTTPBackend):
         return "/projects/" in self.base_url and "/locations/" in self.base_url
 
     def check(self, request: UpstreamRequest) -> None:
-        check_request(self.name, request, SUPPORTED_TOOLS)
+        check_request(self.name, request, self.kind)
         if not request.config.agent:
             return
         if not request.background:

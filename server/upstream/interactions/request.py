@@ -14,32 +14,10 @@ import msgspec
 from ...protocol.interaction import CreateRequest
 from ...protocol.steps import Step, ThoughtStep
 from ...protocol.tools import (
-    CodeExecutionTool,
-    ComputerUseTool,
-    FileSearchTool,
-    FunctionTool,
-    GoogleMapsTool,
-    GoogleSearchTool,
     McpServerTool,
-    RetrievalTool,
-    UnknownTool,
-    UrlContextTool,
 )
 from .. import native
 from ..base import UpstreamRequest
-
-#: what Google's Interactions API runs itself; a tool type newer than this server goes too (Google knows it)
-SUPPORTED_TOOLS = (
-    FunctionTool,
-    GoogleSearchTool,
-    CodeExecutionTool,
-    UrlContextTool,
-    ComputerUseTool,
-    FileSearchTool,
-    GoogleMapsTool,
-    RetrievalTool,
-    UnknownTool,
-)
 
 
 def build_body(request: UpstreamRequest, backend: str, model: str, *, remote: bool = False) -> CreateRequest:
