@@ -15,6 +15,7 @@ from google.genai._interactions import BadRequestError, InternalServerError
 
 from server.store import keys
 
+from .. import js_sdk
 from ..fakes import google_interactions as gi
 from ..fakes.gemini import gemini_error
 from ..fakes.http import FakeServer, Script
@@ -22,7 +23,7 @@ from ..inproc import ThreadedApp
 from ..replies import output_text_of, steps_of, text_of_step
 from ..support import tenant_of
 from ..waiting import until
-from .common import BACK_AGENT, BACK_KEY, create
+from .common import BACK_AGENT, BACK_KEY, create, listed
 
 WORDS = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
 
@@ -184,3 +185,20 @@ def test_a_delete_the_upstream_refuses_deletes_nothing_here(ai: genai.Client, go
     assert (deleting.method, deleting.path) == ("DELETE", f"/v1beta/interactions/{gi.REMOTE_ID}")
     with pytest.raises(Exception, match=r"404|not found|Not Found"):
         ai.interactions.get(job.id)
+
+
+@pytest.mark.parametrize("retries", [0, None], ids=["retries-off", "default-retries"])
+def test_the_js_sdk_runs_an_agent(
+    front: ThreadedApp, back: ThreadedApp, api_key: str, retries: int | None
+) -> None:
+    """@google/genai (tests/js/google_agent.mjs): a background agent create, then gets until it ended; one
+    remote run made for it, whatever the SDK's retries."""
+    stored_there = len(listed(back.url, BACK_KEY))
+    settings = {"baseUrl": front.url, "apiKey": api_key, "maxRetries": retries}
+    answer = js_sdk.run("google_agent.mjs", {**settings, "agent": "deep-research-js", "input": "from js"})
+    assert "thrown" not in answer, answer
+    created, got = answer["created"], answer["got"]
+    assert created["status"] in ("queued", "in_progress") and created["agent"] == "deep-research-js"
+    assert got["status"] == "completed" and got["output_text"] == "from js"
+    assert answer["sent"] == ["POST /v1/interactions", f"GET /v1/interactions/{created['id']}"]
+    assert len(listed(back.url, BACK_KEY)) == stored_there + 1
