@@ -1,7 +1,8 @@
 """countTokens (the generateContent dialect): a backend's own count where it has one, else our estimate.
 
-Gemini's backend asks Gemini (`models/{m}:countTokens`, with the turn's system instruction and tools); the
-echo models count the words they would take as the turn's input. Elsewhere the estimate, documented as one
+Gemini's backend asks Gemini (`models/{m}:countTokens`, with the turn's system instruction and tools),
+Anthropic's asks Anthropic (`/v1/messages/count_tokens`); the echo models count the words they would take as
+the turn's input. Elsewhere the estimate, documented as one
 (README, "Gemini's generateContent"): a token for every four characters of text (the system instruction,
 every text, a call's arguments and a result as JSON), and 258 for each image, audio, video or document part
 (what Gemini counts an image as).

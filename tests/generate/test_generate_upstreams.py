@@ -212,6 +212,32 @@ def test_count_tokens_on_gemini_is_geminis_own(url: str, api_key: str, upstreams
     assert second.json()["generateContentRequest"]["systemInstruction"] == {"parts": [{"text": "Be kind."}]}
 
 
+def test_count_tokens_on_anthropic_is_anthropics_own(url: str, api_key: str, upstreams: Upstreams) -> None:
+    """Anthropic's count endpoint, given the turn's messages and system prompt (a generateContentRequest's,
+    which the SDK sends only to Vertex), and none of what it refuses there (max_tokens, stream, sampling)."""
+    model = MODEL["anthropic"]
+    upstreams.anthropic.add(json_error(200, {"input_tokens": 37}), json_error(200, {"input_tokens": 41}))
+    counted = client(url, api_key).models.count_tokens(model=model, contents="count these")
+    assert counted.total_tokens == 37
+    assert counted.sdk_http_response is not None
+    assert "x-ix-warnings" not in (counted.sdk_http_response.headers or {})
+    whole = {
+        "generateContentRequest": {
+            "contents": [{"role": "user", "parts": [{"text": "count these"}]}],
+            "systemInstruction": {"parts": [{"text": "Be kind."}]},
+        }
+    }
+    path = f"{url}/v1beta/models/{model}:countTokens"
+    reply = httpx.post(path, json=whole, headers={"x-goog-api-key": api_key}, timeout=30)
+    assert reply.status_code == 200 and reply.json() == {"totalTokens": 41}
+    first, second = upstreams.anthropic.requests
+    assert first.path == second.path == "/v1/messages/count_tokens"
+    assert first.headers["anthropic-version"] and first.headers["x-api-key"] == "anthropic-secret-e2e"
+    messages = [{"role": "user", "content": [{"type": "text", "text": "count these"}]}]
+    assert first.json() == {"model": model, "messages": messages}
+    assert second.json() == {"model": model, "messages": messages, "system": "Be kind."}
+
+
 def _failing_then_text() -> list[Script]:
     return [gm.gemini_error(503, "The model is overloaded.", "UNAVAILABLE"), gm.gemini_text_script("At last")]
 

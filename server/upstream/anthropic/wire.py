@@ -132,6 +132,22 @@ class MessagesRequest(Wire):
     tool_choice: ToolChoice | None = None
 
 
+class CountTokensRequest(Wire):
+    """`POST /v1/messages/count_tokens`: what a turn would be given, without what it would be asked to make
+    (the endpoint refuses `max_tokens`, `stream` and the sampling fields)."""
+
+    model: str
+    messages: list[Message]
+    system: str | None = None
+    thinking: Thinking | None = None
+    tools: list[ToolSpec] | None = None
+    tool_choice: ToolChoice | None = None
+
+
+class CountTokensResponse(Wire):
+    input_tokens: int
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Stream events
 
