@@ -4,6 +4,8 @@ followed; cancelled and deleted with ours. The back (a second instance of this s
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any
 
@@ -201,4 +203,29 @@ def test_the_js_sdk_runs_an_agent(
     assert created["status"] in ("queued", "in_progress") and created["agent"] == "deep-research-js"
     assert got["status"] == "completed" and got["output_text"] == "from js"
     assert answer["sent"] == ["POST /v1/interactions", f"GET /v1/interactions/{created['id']}"]
+    assert len(listed(back.url, BACK_KEY)) == stored_there + 1
+
+
+def test_a_remote_run_goes_on_through_a_frozen_redis(
+    ai: genai.Client, front: ThreadedApp, back: ThreadedApp
+) -> None:
+    """The front's Redis frozen (SIGSTOP) for 3 s mid-run, longer than a lease: the run follows on, ends with
+    its whole answer once Redis is back, and no second remote run is made."""
+    stored_there = len(listed(back.url, BACK_KEY))
+    text = " ".join(f"w{i}" for i in range(40))  # 2 s on the back
+    job = create(ai, agent="deep-research-pro", input=text, background=True)
+    with ai.interactions.get(job.id, stream=True) as stream:
+        deltas = (e for e in stream if e.event_type == "step.delta")
+        for _ in range(5):
+            next(deltas)
+    process = front.app.redis.process
+    assert process is not None
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        time.sleep(3)
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+    done = finished(ai, job.id, timeout=40)
+    assert done.status == "completed", done.errors
+    assert output_text_of(done) == text
     assert len(listed(back.url, BACK_KEY)) == stored_there + 1
