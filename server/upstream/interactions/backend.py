@@ -14,7 +14,6 @@ from .decode import InteractionsDecoder
 from .kind import KIND
 from .request import SUPPORTED_TOOLS, build_body
 
-
 #: how every Google API key begins; an access token does not
 _API_KEY_PREFIX = "AIza"
 
