@@ -33,6 +33,7 @@ from .launch import listen, orphans
 from .launch.lock import Holder, LockHeld, ServerLock
 from .launch.redis_process import RedisProcess, RedisStartError
 from .observability import export, logs
+from .outbound import Outbound
 from .settings import Settings
 from .store import connection
 
@@ -41,7 +42,8 @@ Environment: REDIS_URL (default: a private Redis under IX_DATA_DIR, var/ of the 
 WEB_PROCESSES, EMBEDDED_WORKER (1/0, default 1), IX_CONFIG (server.toml), IX_MODELS (models.toml),
 LOG_FORMAT (text/json), LOG_LEVEL (default info), ACCESS_LOG (1/0, default 1), METRICS (1/0, default 1),
 METRICS_PORT (default: /metrics on PORT), PROMETHEUS_MULTIPROC_DIR (default: IX_DATA_DIR/metrics, or a
-temporary directory with REDIS_URL).
+temporary directory with REDIS_URL). Calls out: HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE,
+SSL_CERT_DIR.
 Stop it with Ctrl-C or SIGTERM: running interactions are settled first."""
 
 
@@ -87,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure_early("launcher")
     try:
         settings = settings_module.load()
+        # a proxy variable or CA bundle that cannot be used stops the start here, in one line, rather
+        # than in every web process
+        Outbound.from_settings(settings.outbound)
     except ConfigError as exc:
         return fail(str(exc), 2)
     logs.configure("launcher", settings.log.format, settings.log.level)

@@ -17,6 +17,7 @@ from .agents.resource import AgentResource
 from .events.log import EventLog
 from .events.writer import LogWriter
 from .observability import tracing
+from .outbound import Outbound
 from .runner import signals
 from .runner.control import Control
 from .runner.create import Creator
@@ -61,14 +62,17 @@ class Runtime:
         self.settings = settings
         self.store = store
         self.outage = Outage()
-        self.router = Router(settings.models, settings.echo)
+        #: the proxies and trust store of every call out: upstreams, MCP servers, webhook deliveries
+        self.outbound = Outbound.from_settings(settings.outbound)
+        self.router = Router(settings.models, settings.echo, self.outbound)
         self.registry = RunRegistry()
         self.histories = Histories()
         self.writer = LogWriter(store.runs, settings.runner, self.outage)
         self.events = EventLog(store, settings.runner.keepalive_seconds)
         #: the keys that seal webhook secrets, signing keys and MCP headers at rest, current first
         self.server_keys = server_keys.load(settings)
-        tools = ToolRun(settings.tools, AllowList.parse(settings.webhooks.allow), self.server_keys)
+        allow = AllowList.parse(settings.webhooks.allow)
+        tools = ToolRun(settings.tools, allow, self.server_keys, self.outbound)
         services = Services(
             settings=settings,
             store=store,
@@ -95,7 +99,13 @@ class Runtime:
         self.webhooks = WebhookResource(store.webhooks, hooks, self.server_keys)
         self.webhook_events = EventDispatch(store)
         self.webhook_sender = Sender(
-            store, self.webhook_events, hooks, self.server_keys, self.keyring, issuer(settings)
+            store,
+            self.webhook_events,
+            hooks,
+            self.server_keys,
+            self.keyring,
+            issuer(settings),
+            outbound=self.outbound,
         )
         self.agents = AgentResource(
             store.agents,
@@ -103,7 +113,7 @@ class Runtime:
             self.server_keys,
             max_agents=settings.agents.max_agents,
             tools=settings.tools,
-            allow=AllowList.parse(hooks.allow),
+            allow=allow,
         )
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)

@@ -269,6 +269,14 @@ class AgentSettings(Section):
     max_agents: PositiveInt = 100
 
 
+class OutboundSettings(Section):
+    """Every call out: upstreams, webhooks, MCP servers (README, "Proxies and CA bundles"). Proxies are the
+    environment's: HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY."""
+
+    #: a PEM file of CA certificates trusted beside the default roots (relative: to the checkout)
+    ca_bundle: str = ""
+
+
 class ServerToml(Section):
     http: HttpSettings = msgspec.field(default_factory=HttpSettings)
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
@@ -283,6 +291,7 @@ class ServerToml(Section):
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     agents: AgentSettings = msgspec.field(default_factory=AgentSettings)
+    outbound: OutboundSettings = msgspec.field(default_factory=OutboundSettings)
 
 
 class ModelsToml(Section):

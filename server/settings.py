@@ -50,6 +50,7 @@ from .sections import (
     NonEmptyStr,
     NonNegativeFloat,
     NonNegativeInt,
+    OutboundSettings,
     Port,
     PositiveFloat,
     PositiveInt,
@@ -89,6 +90,7 @@ __all__ = [
     "NonEmptyStr",
     "NonNegativeFloat",
     "NonNegativeInt",
+    "OutboundSettings",
     "Port",
     "PositiveFloat",
     "PositiveInt",
@@ -128,6 +130,7 @@ class Settings(msgspec.Struct, kw_only=True):
     webhooks: WebhookSettings
     tools: ToolSettings
     agents: AgentSettings
+    outbound: OutboundSettings
     models: list[ModelRoute]
 
     @property

@@ -571,3 +571,17 @@ def test_start_with_a_missing_file(tmp_path: Path, start_env: dict[str, str], va
 )
 def test_start_with_a_bad_variable(start_env: dict[str, str], variable: str, value: str) -> None:
     assert_refused({**start_env, variable: value}, f"environment variable {variable}", f'"{value}"')
+
+
+def test_start_with_a_proxy_it_cannot_use(start_env: dict[str, str]) -> None:
+    line = assert_refused(
+        {**start_env, "HTTPS_PROXY": "socks5://user:s3cret@proxy.test:1080"},
+        "HTTPS_PROXY names a socks5:// proxy: only http:// proxies are supported",
+    )
+    assert "s3cret" not in line
+
+
+def test_start_with_a_ca_bundle_it_cannot_read(tmp_path: Path, start_env: dict[str, str]) -> None:
+    missing = tmp_path / "corporate-ca.pem"
+    path = write(tmp_path, "server.toml", f'[outbound]\nca_bundle = "{missing}"\n')
+    assert_refused({**start_env, "IX_CONFIG": str(path)}, "[outbound] ca_bundle: cannot load", str(missing))

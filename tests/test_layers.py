@@ -17,6 +17,8 @@ LAYERS: list[set[str]] = [
     {"errors", "config_errors", "observability"},
     {"protocol", "sections", "redis_env"},
     {"settings"},
+    # the rules of every call out (proxies, trust store), which upstreams, webhooks and tools all follow
+    {"outbound"},
     # the codecs of OpenAI's dialects (and Gemini's generateContent): pure, over protocol/'s types
     {"dialects"},
     {"store", "upstream"},

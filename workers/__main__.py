@@ -23,6 +23,7 @@ from server import settings as settings_module
 from server.config_errors import ConfigError
 from server.launch import lock
 from server.observability import export, logs
+from server.outbound import Outbound
 from server.settings import Settings
 from server.store.connection import RedisUnavailable, RedisUrlError
 
@@ -35,7 +36,8 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         description="A worker of the interaction server: runs background interactions from the queue.",
         epilog="Environment: REDIS_URL (default: the Redis of the `make run` of this checkout), IX_CONFIG, "
         "IX_MODELS, IX_DATA_DIR, LOG_FORMAT, LOG_LEVEL, METRICS, METRICS_WORKER_PORT, "
-        "PROMETHEUS_MULTIPROC_DIR. Stop it with Ctrl-C or SIGTERM: running jobs get "
+        "PROMETHEUS_MULTIPROC_DIR; for calls out HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, "
+        "SSL_CERT_FILE, SSL_CERT_DIR. Stop it with Ctrl-C or SIGTERM: running jobs get "
         "worker.shutdown_grace_seconds.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('interaction-server')}")
@@ -117,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         loaded = settings_module.load()
         settings = with_redis(loaded)
+        Outbound.from_settings(settings.outbound)  # a proxy or CA bundle it cannot use: said in one line
         logs.configure("worker", settings.log.format, settings.log.level)
         metrics_on = start_metrics(settings, found_by_lock=loaded.redis_url is None)
     except ConfigError as exc:

@@ -19,6 +19,7 @@ import msgspec
 
 from ..errors import RequestError
 from ..observability import tools as observed
+from ..outbound import Outbound
 from ..protocol.interaction import ErrorInfo
 from ..protocol.steps import Step
 from ..sections import ToolSettings
@@ -49,17 +50,27 @@ class ToolServerError(UpstreamError):
 
 
 class ToolRun:
-    def __init__(self, settings: ToolSettings, allow: AllowList, server_keys: Sequence[bytes]) -> None:
+    def __init__(
+        self,
+        settings: ToolSettings,
+        allow: AllowList,
+        server_keys: Sequence[bytes],
+        outbound: Outbound | None = None,
+    ) -> None:
         self.settings = settings
         self.allow = allow
         self.server_keys = list(server_keys)
+        #: the proxies and trust store of every MCP connection (None: each run reads the environment)
+        self.outbound = outbound
 
     async def events(self, spec: RunSpec, upstream: Upstream) -> AsyncGenerator[up.UpstreamEvent, None]:
         named, indexes = places(spec.request.config.tools)
         servers = [tool_headers.opened(server, spec.tenant, self.server_keys) for server in named]
         try:
             # checked at create already: a refusal now (DNS changed since) fails the run like a server down
-            sessions = await McpSessions.open(servers, self.settings, self.allow, indexes=indexes)
+            sessions = await McpSessions.open(
+                servers, self.settings, self.allow, indexes=indexes, outbound=self.outbound
+            )
         except (RequestError, UpstreamError, OSError) as exc:
             raise ToolServerError(str(exc)) from None
         try:

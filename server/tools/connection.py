@@ -9,9 +9,12 @@ sent and the server ends the POST). Closing sets the task's stop event, then can
 leave: no task of the connection outlives `close()`.
 
 The HTTP client connects to the addresses the url was checked at (`addresses.check_uri`), never to a
-fresh DNS answer: `_Pinned` puts the checked address in the request's URL and keeps the host in the Host
-header and in TLS's SNI and certificate check, the way webhook deliveries do (webhooks/delivery.py). It
-does not use proxies from the environment, and the SDK follows no redirect off the url's origin.
+fresh DNS answer: `_Checked` puts the checked address in the request's URL and keeps the host in the Host
+header and in TLS's SNI and certificate check, the way webhook deliveries do (webhooks/delivery.py). When
+the outbound rules send the url through a proxy (HTTPS_PROXY / HTTP_PROXY, and NO_PROXY does not cover
+its host), the url is checked all the same and the request goes to the proxy under the host's name: the
+proxy connects, so the pinning is then the proxy's (as for webhooks). The SDK follows no redirect off the
+url's origin, and `_Checked` sends nothing to another.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from ..outbound import Outbound
 from ..webhooks.addresses import CheckedUri
 from ..webhooks.delivery import describe
 from .errors import McpServerUnavailable
@@ -38,17 +42,21 @@ MAX_TOOL_PAGES: Final = 50
 READ_SECONDS: Final = 300.0
 
 
-class _Pinned(httpx2.AsyncBaseTransport):
-    """Sends each request to a checked address of its url's host, naming the host in Host and SNI."""
+class _Checked(httpx2.AsyncBaseTransport):
+    """Sends requests to the checked origin only: to a checked address of its host, naming the host in
+    Host and SNI (`pinned`), or as they are, to the proxy the inner transport goes through."""
 
-    def __init__(self, checked: CheckedUri, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, checked: CheckedUri, inner: httpx2.AsyncBaseTransport, *, pinned: bool) -> None:
         self.checked = checked
         self.inner = inner
+        self.pinned = pinned
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
         if url.host != self.checked.host or (url.port or _default_port(url.scheme)) != self.checked.port:
             raise httpx2.ConnectError("only the checked origin is called", request=request)
+        if not self.pinned:
+            return await self.inner.handle_async_request(request)
         failure: httpx2.ConnectError | None = None
         for address in self.checked.addresses:
             request.url = url.copy_with(host=address)
@@ -73,9 +81,10 @@ def _default_port(scheme: str) -> int:
 class Connection:
     """A connected server: its client and its tools as listed (all pages), until `close()`."""
 
-    def __init__(self, server: Server, checked: CheckedUri) -> None:
+    def __init__(self, server: Server, checked: CheckedUri, outbound: Outbound) -> None:
         self.server = server
         self.checked = checked
+        self.outbound = outbound
         self.client: Client | None = None
         self.tools: list[mcp_types.Tool] = []
         #: the last HTTP status >= 400 the server answered (what a refused connect is told with)
@@ -121,11 +130,18 @@ class Connection:
             self._ready.exception()  # retrieved: nobody may be waiting any more (a connect that timed out)
 
     def _http(self) -> httpx2.AsyncClient:
-        inner = httpx2.AsyncHTTPTransport(trust_env=False)
+        checked = self.checked
+        proxy = self.outbound.proxy_for(checked.scheme, checked.host, checked.port)
+        inner = httpx2.AsyncHTTPTransport(
+            verify=self.outbound.tls_for(checked.scheme),
+            trust_env=False,
+            proxy=None if proxy is None else httpx2.Proxy(proxy.url),
+        )
+        # trust_env off: the proxy is the outbound rules' choice, never httpx's own reading of the environment
         return httpx2.AsyncClient(
             headers=self.server.headers,
             timeout=httpx2.Timeout(30.0, read=READ_SECONDS),
-            transport=_Pinned(self.checked, inner),
+            transport=_Checked(checked, inner, pinned=proxy is None),
             trust_env=False,
             follow_redirects=False,
             event_hooks={"response": [self._saw]},
@@ -144,6 +160,9 @@ class Connection:
         for cause in _causes(exc):
             if isinstance(cause, MCPError):
                 return f"did not answer as an MCP server (error {cause.code})"
+            if isinstance(cause, httpx2.ProxyError):
+                # its answer to CONNECT, without its address: the caller need not learn this server's network
+                return f"is unreachable (proxy refused: {cause})"
         words = describe(exc)
         return "is unreachable" if words == "request failed" else f"is unreachable ({words})"
 

@@ -7,7 +7,9 @@ no loopback, private, link-local or metadata address unless `[webhooks] allow` l
 called, then connects to all of them at once over Streamable HTTP with the official `mcp` SDK
 (connection.py), each within `[tools] mcp_connect_timeout_seconds`, and lists their tools, filtered by
 their `allowed_tools` (selection.py). The connection is made to the checked addresses themselves (the host
-is kept for Host, SNI and the certificate), so DNS answering differently after the check changes nothing.
+is kept for Host, SNI and the certificate), so DNS answering differently after the check changes nothing;
+through a proxy (`outbound`: HTTPS_PROXY / HTTP_PROXY, NO_PROXY) the url is checked the same, and the proxy
+connects (connection.py).
 
 `call` never raises for what the server does: a tool the server did not offer, an `isError` result, a
 call slower than `[tools] mcp_call_timeout_seconds`, a server gone or answering nonsense, all come back
@@ -29,6 +31,7 @@ import mcp_types
 import msgspec
 from mcp.shared.exceptions import MCPError
 
+from ..outbound import Outbound
 from ..protocol.tools import McpServerTool
 from ..sections import ToolSettings
 from ..webhooks.addresses import AllowList, CheckedUri, Resolver, UriRefused, check_uri, system_resolver
@@ -84,14 +87,17 @@ class McpSessions:
         resolver: Resolver = system_resolver,
         *,
         indexes: Sequence[int] | None = None,
+        outbound: Outbound | None = None,
     ) -> McpSessions:
         """Every server connected and listed, or an error and nothing left open: InvalidArgument (400) for
         the request itself, McpUrlRefused (400, `tools[i].url`) for a url we will not call,
         McpServerUnavailable (502; 504 for a timeout) for a server that could not be used. `indexes`: each
-        server's place in the request's `tools` (what the errors name), by default its place in `servers`."""
+        server's place in the request's `tools` (what the errors name), by default its place in `servers`.
+        `outbound`: the process's proxies and trust store (None: the environment's, read now)."""
         checked = servers_of(servers, indexes, settings.max_servers)
         uris = [await check_server(server, allow, resolver) for server in checked]
-        connections = [Connection(server, uri) for server, uri in zip(checked, uris, strict=True)]
+        outbound = outbound if outbound is not None else Outbound.from_environment()
+        connections = [Connection(server, uri, outbound) for server, uri in zip(checked, uris, strict=True)]
         outcomes = await asyncio.gather(
             *(connection.connect(settings.mcp_connect_timeout_seconds) for connection in connections),
             return_exceptions=True,

@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator, Callable
 
 from ..backend_kinds import BUILTIN_MODELS, KINDS
 from ..errors import InvalidArgument
+from ..outbound import Outbound
 from ..protocol.interaction import InteractionConfig
 from ..settings import EchoSettings, ModelRoute
 from .base import Backend, UpstreamError, UpstreamEvent, UpstreamRequest
@@ -15,10 +16,16 @@ from .echo import EchoBackend
 
 
 class Router:
-    def __init__(self, routes: list[ModelRoute], echo: EchoSettings) -> None:
+    """`outbound`: the proxies and trust store every backend's calls follow (None: the environment's)."""
+
+    def __init__(
+        self, routes: list[ModelRoute], echo: EchoSettings, outbound: Outbound | None = None
+    ) -> None:
         self.routes = routes
         self.builtin: dict[str, Backend] = {name: _echo(name, name, echo) for name in BUILTIN_MODELS}
-        self.backends: list[Backend] = [_make(route, echo) for route in routes]
+        if outbound is None and routes:
+            outbound = Outbound.from_environment()  # one for every route: the trust store loaded once
+        self.backends: list[Backend] = [_make(route, echo, outbound) for route in routes]
 
     def resolve(self, name: str, field: str = "model") -> tuple[Backend, str]:
         """(backend, upstream model name) for a requested name, or a 400 that lists what exists."""
@@ -68,15 +75,17 @@ class Unkeyed:
         """The backend's connections are the router's to close."""
 
 
-def _make(route: ModelRoute, echo: EchoSettings) -> Backend:
+def _make(route: ModelRoute, echo: EchoSettings, outbound: Outbound | None) -> Backend:
     kind = KINDS.get(route.backend)
     if kind is None:
         raise ValueError(f"models.toml: unknown backend {route.backend!r} for {route.match!r}")
     if kind.factory is None:
         return _echo(route.backend, route.match, echo)
     module_name, _, class_name = kind.factory.partition(":")
-    factory: Callable[[ModelRoute], Backend] = getattr(importlib.import_module(module_name), class_name)
-    return factory(route)
+    factory: Callable[[ModelRoute, Outbound | None], Backend] = getattr(
+        importlib.import_module(module_name), class_name
+    )
+    return factory(route, outbound)
 
 
 def _echo(kind: str, name: str, echo: EchoSettings) -> EchoBackend:

@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Mapping
 import msgspec
 
 from ..observability import context, spans
+from ..outbound import Outbound
 from ..protocol.base import enc_hook
 from ..settings import ModelRoute
 from . import http1
@@ -32,10 +33,11 @@ _MAX_URLS = 256
 
 
 class UpstreamClient:
-    """A backend's HTTP seam: its pool of connections (`upstream/http1/`) and the route's timeouts."""
+    """A backend's HTTP seam: its pool of connections (`upstream/http1/`), the route's timeouts, and the
+    process's outbound rules (proxies, trust store; None: the environment's, read now)."""
 
-    def __init__(self, route: ModelRoute) -> None:
-        self.http = http1.Client(max_connections=route.max_connections)
+    def __init__(self, route: ModelRoute, outbound: Outbound | None = None) -> None:
+        self.http = http1.Client(max_connections=route.max_connections, outbound=outbound)
         # a short read timeout would kill thinking models that pause before their first token
         self.timeouts = http1.Timeouts(
             connect=route.connect_timeout_seconds, read=route.read_timeout_seconds, pool=5.0
@@ -94,11 +96,7 @@ async def post_stream(
     connection, so the upstream sees its client go and stops generating.
     """
     deadline = asyncio.get_running_loop().time() + deadline_seconds
-    content = b"" if body is None else _encoder.encode(body)
-    # the request's id lets the upstream's logs be matched with ours
-    headers = {**headers, **context.upstream_headers()}
-    if body is not None:
-        headers["content-type"] = "application/json"
+    content, headers = _encoded(body, headers)
     span = _span(client, url)
     if span is not None:
         headers.update(span.headers())
@@ -107,6 +105,8 @@ async def post_stream(
         if span is not None:
             span.answered(response.status)
         try:
+            if response.status == 407 and (refused := _proxy_refused(client, backend, url, response)):
+                raise refused
             if response.status >= 300:
                 raw = await response.read(ERROR_BODY_LIMIT)
                 message = error_message(raw, response.reason)
@@ -122,6 +122,10 @@ async def post_stream(
         raise UpstreamError(
             backend, 0, f"no answer within the {deadline_seconds:g} s deadline", timeout=True
         ) from None
+    except http1.ProxyRefused as exc:
+        _failed(span, type(exc).__name__)
+        # 4xx: the proxy will not let this server through (credentials, its policy): no retry fixes that
+        raise UpstreamError(backend, 0, str(exc), misconfigured=400 <= exc.status < 500) from None
     except http1.HttpError as exc:
         _failed(span, "timeout" if exc.timeout else type(exc).__name__)
         if exc.timeout:
@@ -130,6 +134,29 @@ async def post_stream(
     finally:
         if span is not None:
             span.end()
+
+
+def _encoded(body: msgspec.Struct | None, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """The body's bytes, and the headers with its type and the request's id (which lets the upstream's logs
+    be matched with ours)."""
+    headers = {**headers, **context.upstream_headers()}
+    if body is None:
+        return b"", headers
+    headers["content-type"] = "application/json"
+    return _encoder.encode(body), headers
+
+
+def _proxy_refused(
+    client: UpstreamClient, backend: str, url: str, response: http1.Response
+) -> UpstreamError | None:
+    """A 407 to a request sent through a proxy in absolute form (an http:// URL) is the proxy's: it wants
+    other credentials, which no retry brings."""
+    target = client.target(url)
+    proxy = client.http.proxy_for(target)
+    if proxy is None:
+        return None
+    message = f"the proxy {proxy.shown} refused the request to {target.authority}: 407 {response.reason}"
+    return UpstreamError(backend, 0, message, misconfigured=True)
 
 
 def _span(client: UpstreamClient, url: str) -> spans.UpstreamSpan | None:
@@ -238,11 +265,11 @@ class HTTPBackend:
     kind = "http"
     default_base_url = ""
 
-    def __init__(self, route: ModelRoute) -> None:
+    def __init__(self, route: ModelRoute, outbound: Outbound | None = None) -> None:
         self.route = route
         self.name = self.kind
         self.base_url = route.base_url or self.default_base_url
-        self.client = UpstreamClient(route)
+        self.client = UpstreamClient(route, outbound)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -7,6 +7,12 @@ response's head; redirects are not followed (a receiver that moved must be updat
 would reach an address nobody checked); the response body is not wanted: at most `BODY_LIMIT` bytes of
 it are read, for a clean close, then the connection is closed.
 
+Through a proxy (`outbound.Outbound`: HTTPS_PROXY / HTTP_PROXY, unless NO_PROXY covers the host) the proxy
+connects, not this server: the URI and its addresses are checked as always, then the request goes to the
+proxy under the URI's host name (a CONNECT tunnel for https, absolute form for http), and connecting to
+the checked addresses is the proxy's to do. A proxy that resolves the name again may get another answer;
+an operator who routes deliveries through one relies on its own rules for what it may reach (README).
+
 httpx rather than our own client (`upstream/http1/`): ours connects to the host it names, while httpx can
 connect to an address and name a host (its `sni_hostname` extension) as it is, and a delivery does not need
 the upstream path's speed. Each attempt has its own client, closed with it: receivers are many and cold, so
@@ -17,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 import ssl
 import time
 from collections.abc import Iterator, Mapping
@@ -26,6 +31,7 @@ from datetime import UTC, datetime
 import httpx
 import msgspec
 
+from ..outbound import Outbound, Proxy
 from .addresses import (
     STRICT,
     AllowList,
@@ -68,10 +74,11 @@ async def deliver(
     allow: AllowList = STRICT,
     resolver: Resolver = system_resolver,
     timeout_seconds: float = TIMEOUT_SECONDS,
-    tls: ssl.SSLContext | None = None,
+    outbound: Outbound | None = None,
 ) -> Attempt:
     """Check the URI again (DNS may have changed since the webhook was saved), then attempt the POST. A
-    refused or unresolvable URI is a failed attempt, not an exception."""
+    refused or unresolvable URI is a failed attempt, not an exception. `outbound`: the process's proxies
+    and trust store (None: the environment's, read now)."""
     started, clock = datetime.now(UTC), time.perf_counter()
     try:
         checked = await check_uri(uri, allow, resolver)
@@ -79,7 +86,7 @@ async def deliver(
         return _failed(started, clock, f"dns: {exc.reason}")
     except UriRefused as exc:
         return _failed(started, clock, f"refused: {exc.reason}")
-    return await attempt(checked, headers, body, timeout_seconds=timeout_seconds, tls=tls)
+    return await attempt(checked, headers, body, timeout_seconds=timeout_seconds, outbound=outbound)
 
 
 async def attempt(
@@ -88,27 +95,16 @@ async def attempt(
     body: bytes,
     *,
     timeout_seconds: float = TIMEOUT_SECONDS,
-    tls: ssl.SSLContext | None = None,
+    outbound: Outbound | None = None,
 ) -> Attempt:
-    """POST `body` with `headers` to the checked URI (`tls`: the certificates to trust, else the system's)."""
+    """POST `body` with `headers` to the checked URI, directly or through the proxy `outbound` names."""
     started, clock = datetime.now(UTC), time.perf_counter()
-    if checked.scheme == "http":
-        # no TLS is spoken: a context made once that nothing uses (httpx makes one for verify=False, per
-        # client: 5 % of a worker's CPU per delivery to plain-http receivers, measured by the bench)
-        tls = _unused_tls()
-    elif tls is None:
-        tls = _default_tls()
-    client = httpx.AsyncClient(
-        verify=tls,
-        # a proxy from the environment would make the connection somewhere else than the checked address
-        trust_env=False,
-        follow_redirects=False,
-        timeout=httpx.Timeout(timeout_seconds),
-    )
-    async with client:
+    outbound = outbound if outbound is not None else Outbound.from_environment()
+    proxy = outbound.proxy_for(checked.scheme, checked.host, checked.port)
+    async with _client(checked, outbound, proxy, timeout_seconds) as client:
         try:
             async with asyncio.timeout(timeout_seconds):
-                response = await _send(client, checked, headers, body)
+                response = await _send(client, checked, headers, body, pinned=proxy is None)
         except (TimeoutError, httpx.TimeoutException):
             return _failed(started, clock, "timeout")
         except httpx.HTTPError as exc:
@@ -125,15 +121,33 @@ async def attempt(
     )  # fmt: skip
 
 
+def _client(
+    checked: CheckedUri, outbound: Outbound, proxy: Proxy | None, timeout: float
+) -> httpx.AsyncClient:
+    transport = httpx.AsyncHTTPTransport(
+        verify=outbound.tls_for(checked.scheme),
+        trust_env=False,
+        proxy=None if proxy is None else httpx.Proxy(proxy.url),
+    )
+    # trust_env off: the proxy is the outbound rules' choice, never httpx's own reading of the environment
+    return httpx.AsyncClient(
+        transport=transport, trust_env=False, follow_redirects=False, timeout=httpx.Timeout(timeout)
+    )
+
+
 async def _send(
-    client: httpx.AsyncClient, checked: CheckedUri, headers: Mapping[str, str], body: bytes
+    client: httpx.AsyncClient, checked: CheckedUri, headers: Mapping[str, str], body: bytes, *, pinned: bool
 ) -> httpx.Response:
-    """The response's head from the first checked address that takes the connection."""
+    """The response's head from the first checked address that takes the connection (`pinned`), or from
+    the URI's host through the proxy."""
     # the body is always JSON (events.py), and receivers select on saying so: Express's
     # `express.raw({type: "application/json"})` of the public guides leaves a body without it unread
     fields = {"user-agent": USER_AGENT, "accept-encoding": "identity", "content-type": CONTENT_TYPE}
     fields.update((name.lower(), value) for name, value in headers.items())
     fields["host"] = checked.authority
+    if not pinned:
+        request = client.build_request("POST", checked.url_for(checked.host), headers=fields, content=body)
+        return await client.send(request, stream=True)
     # over https, the certificate is checked against this name, not against the address connected to
     extensions = {"sni_hostname": checked.host}
     failure: httpx.ConnectError | None = None
@@ -179,6 +193,10 @@ def describe(exc: BaseException) -> str:
             return "tls: handshake failed"
         if isinstance(cause, OSError) and cause.errno in _ERRNO_WORDS:
             return _ERRNO_WORDS[cause.errno]
+    if isinstance(exc, httpx.ProxyError):
+        # its answer to CONNECT ("407 Proxy Authentication Required"); the proxy's address stays unsaid,
+        # as the tenant who reads the deliveries need not learn this server's network
+        return f"proxy refused: {exc}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return "closed without a valid response"
     if isinstance(exc, httpx.ConnectError):
@@ -222,15 +240,3 @@ def _failed(started: datetime, clock: float, error: str) -> Attempt:
 
 def _ms(clock: float) -> float:
     return round((time.perf_counter() - clock) * 1000.0, 3)
-
-
-@functools.cache
-def _unused_tls() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-@functools.cache
-def _default_tls() -> ssl.SSLContext:
-    """The system's trust store as httpx reads it (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), made once:
-    loading it costs milliseconds, which an attempt need not pay each time."""
-    return httpx.create_ssl_context()

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from ..observability import webhooks as observed
+from ..outbound import Outbound
 from ..sections import WebhookSettings
 from ..settings import Settings
 from ..store.store import Store
@@ -62,6 +63,7 @@ class Sender:
         keyring: Keyring,
         issuer: str,
         resolver: Resolver = system_resolver,
+        outbound: Outbound | None = None,
     ) -> None:
         self.store = store
         self.dispatch = dispatch
@@ -71,6 +73,8 @@ class Sender:
         self.issuer = issuer
         self.allow = AllowList.parse(settings.allow)
         self.resolver = resolver
+        #: the proxies and trust store of every delivery (one TLS context for all of them)
+        self.outbound = outbound if outbound is not None else Outbound.from_environment()
 
     async def send(self, delivery: Delivery) -> None:
         outcomes = self.store.webhook_outcomes
@@ -94,6 +98,7 @@ class Sender:
                 allow=self.allow,
                 resolver=self.resolver,
                 timeout_seconds=self.settings.attempt_timeout_seconds,
+                outbound=self.outbound,
             )
         outcome, retry_at = await self._follow_up(delivery, result)
         entry = AttemptRecord(

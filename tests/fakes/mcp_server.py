@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -126,15 +127,22 @@ class RunningMcp:
 
 
 @contextmanager
-def serving(require: tuple[str, str] | None = None) -> Iterator[RunningMcp]:
-    """The server on a free port of 127.0.0.1 while the block runs (`require`: (header, value))."""
+def serving(
+    require: tuple[str, str] | None = None, tls: tuple[Path, Path] | None = None
+) -> Iterator[RunningMcp]:
+    """The server on a free port of 127.0.0.1 while the block runs (`require`: (header, value); `tls`: the
+    files of its certificate and key, to serve https)."""
     record = Record()
     mcp = build(record)
     # any Host: the tests reach it by names only their resolver knows (the client connects to the address)
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = recording(mcp.streamable_http_app(transport_security=security), record, require)
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    certificate, key = (str(tls[0]), str(tls[1])) if tls is not None else (None, None)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ssl_certfile=certificate,
+        ssl_keyfile=key,
+    )  # fmt: skip
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="fake-mcp", daemon=True)
     thread.start()
@@ -144,7 +152,7 @@ def serving(require: tuple[str, str] | None = None) -> Iterator[RunningMcp]:
             raise RuntimeError("the fake MCP server did not start")
         time.sleep(0.01)
     try:
-        yield RunningMcp(f"http://127.0.0.1:{port}/mcp", port, record)
+        yield RunningMcp(f"{'https' if tls else 'http'}://127.0.0.1:{port}/mcp", port, record)
     finally:
         server.should_exit = True
         thread.join(10)

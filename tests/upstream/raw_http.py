@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from server.outbound import Outbound
 from server.upstream.http1 import Client, Response, Target, Timeouts
 
 Handler = Callable[["Peer"], Awaitable[None]]
@@ -224,8 +225,8 @@ async def pieces(response: Response) -> list[bytes]:
 
 
 @contextlib.asynccontextmanager
-async def client(max_connections: int = 4) -> AsyncIterator[Client]:
-    pool = Client(max_connections=max_connections)
+async def client(max_connections: int = 4, outbound: Outbound | None = None) -> AsyncIterator[Client]:
+    pool = Client(max_connections=max_connections, outbound=outbound)
     try:
         yield pool
     finally:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from server.outbound import Outbound
 from server.webhooks import delivery
 from server.webhooks.addresses import AllowList, Resolver, system_resolver
 from server.webhooks.delivery import Attempt, deliver
@@ -41,11 +42,14 @@ async def post(
     *,
     allow: AllowList = LOOPBACK,
     resolver: Resolver = system_resolver,
-    tls: ssl.SSLContext | None = None,
+    outbound: Outbound | None = None,
 ) -> Attempt:
     # no Content-Type: deliver() says the body is JSON itself (receivers select on it)
     headers = {"webhook-id": "msg_1", "webhook-timestamp": "1767225600"}
-    return await deliver(uri, headers, BODY, allow=allow, resolver=resolver, timeout_seconds=within, tls=tls)
+    outbound = outbound if outbound is not None else Outbound()  # no proxy of the machine's
+    return await deliver(
+        uri, headers, BODY, allow=allow, resolver=resolver, timeout_seconds=within, outbound=outbound
+    )
 
 
 async def answer(peer: Peer, response: bytes) -> None:
@@ -180,14 +184,14 @@ async def test_https_connects_to_the_address_and_checks_the_host_name(start: Sta
     served.load_cert_chain(cert, cert.with_name("k.pem"))
     served.sni_callback = lambda _socket, name, _context: names.append(name)
     server = await start(lambda peer: answer(peer, sized(b"")), tls=served)
-    trusted = ssl.create_default_context(cafile=cert)
+    trusted = Outbound(ca_bundle=cert)
     to_loopback = resolves_to("127.0.0.1")
-    outcome = await post(f"https://receiver.test:{server.port}/h", resolver=to_loopback, tls=trusted)
+    outcome = await post(f"https://receiver.test:{server.port}/h", resolver=to_loopback, outbound=trusted)
     assert (outcome.delivered, outcome.error) == (True, None)
     assert names == ["receiver.test"]
     assert server.requests[0].header("host") == f"receiver.test:{server.port}"
     # the same receiver under a name its certificate does not carry
-    wrong = await post(f"https://other.test:{server.port}/h", resolver=to_loopback, tls=trusted)
+    wrong = await post(f"https://other.test:{server.port}/h", resolver=to_loopback, outbound=trusted)
     assert (wrong.delivered, wrong.status_code) == (False, None)
     assert wrong.error is not None and wrong.error.startswith("tls: Hostname mismatch"), wrong.error
     untrusted = await post(f"https://receiver.test:{server.port}/h", resolver=to_loopback)

@@ -5,7 +5,9 @@ Why our own and not a general client: an upstream call is one POST whose answer 
 general clients spend most of their time on what this path never uses. Measured on this project's machine,
 16 concurrent streamed POSTs of a short answer to a fake upstream in another process cost the caller, per
 request, 0.17-0.26 ms of CPU through aiohttp's engine behind httpx's API, 0.10 ms through an engine like this
-one behind httpx's Request and Response, and 0.01 ms through this one (bench/README.md, issue 12).
+one behind httpx's Request and Response, and 0.01 ms through this one (bench/README.md, issue 12). It
+honours what users of those clients expect: the proxies and the trust store of `server/outbound.py`
+(HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE, ...; proxy.py says how a call goes through a proxy).
 """
 
 from .client import Client, Response
@@ -16,6 +18,7 @@ from .errors import (
     DeadlineExceeded,
     HttpError,
     PoolTimedOut,
+    ProxyRefused,
     ReadTimedOut,
 )
 from .request import Target, Timeouts
@@ -28,6 +31,7 @@ __all__ = [
     "DeadlineExceeded",
     "HttpError",
     "PoolTimedOut",
+    "ProxyRefused",
     "ReadTimedOut",
     "Response",
     "Target",

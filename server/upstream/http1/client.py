@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import ssl
 
-import httpx
-
+from ...outbound import Outbound, Proxy
 from .connection import Connection
 from .encoding import BodyDecoder, decoder_for
 from .errors import (
@@ -17,6 +15,7 @@ from .errors import (
     PoolTimedOut,
     ReadTimedOut,
 )
+from .proxy import connect_via
 from .request import Target, Timeouts, request_head
 
 
@@ -87,16 +86,26 @@ def _which(timeout: ReadTimedOut, until: float, deadline: float) -> ReadTimedOut
 class Client:
     """One backend's connections: at most `max_connections` in use at once; idle ones are kept for
     `keepalive_seconds` and reused newest first (the warmest, and the least likely to have been closed by
-    the upstream's own idle timeout)."""
+    the upstream's own idle timeout). `outbound`: the proxies and trust store of the process (None: the
+    environment's, read now)."""
 
-    def __init__(self, *, max_connections: int, keepalive_seconds: float = 30.0, max_idle: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        keepalive_seconds: float = 30.0,
+        max_idle: int = 100,
+        outbound: Outbound | None = None,
+    ) -> None:
+        self.outbound = outbound if outbound is not None else Outbound.from_environment()
         self.keepalive_seconds = keepalive_seconds
         #: idle connections kept per origin: after a burst (10,000 streams ending together) the rest close
         self.max_idle = max_idle
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._busy: set[Connection] = set()
-        self._tls: ssl.SSLContext | None = None
+        #: origin -> the proxy its connections go through (None: direct), decided once per origin
+        self._proxies: dict[tuple[str, str, int], Proxy | None] = {}
         self._closed = False
         self._sweep: asyncio.TimerHandle | None = None
 
@@ -112,10 +121,11 @@ class Client:
         """Send the POST (or `method`) and wait for the response's head (`deadline`: the loop time the call
         ends by)."""
         loop = asyncio.get_running_loop()
-        data = request_head(target, headers, len(body), method) + body
+        proxy = self.proxy_for(target)
+        data = request_head(target, headers, len(body), proxy, method) + body
         await self._take_slot(timeouts.pool)
         try:
-            conn = await self._send(loop, target, data, timeouts, deadline)
+            conn = await self._send(loop, target, proxy, data, timeouts, deadline)
         except BaseException:
             self._slots.release()
             raise
@@ -131,6 +141,7 @@ class Client:
         self,
         loop: asyncio.AbstractEventLoop,
         target: Target,
+        proxy: Proxy | None,
         data: bytes,
         timeouts: Timeouts,
         deadline: float,
@@ -142,7 +153,7 @@ class Client:
         while True:
             reused = conn is not None
             if conn is None:
-                conn = await self._connect(loop, target, timeouts.connect)
+                conn = await self._connect(loop, target, proxy, timeouts.connect)
             conn.reset()
             self._busy.add(conn)
             try:
@@ -231,28 +242,43 @@ class Client:
         except TimeoutError:
             raise PoolTimedOut(f"every connection of this route stayed busy for {wait:g} s") from None
 
-    async def _connect(self, loop: asyncio.AbstractEventLoop, target: Target, within: float) -> Connection:
-        tls = self._tls_context() if target.scheme == "https" else None
+    def proxy_for(self, target: Target) -> Proxy | None:
+        """The proxy `target`'s connections go through, or None (the outbound rules, looked up once)."""
+        origin = target.origin
+        if origin not in self._proxies:
+            self._proxies[origin] = self.outbound.proxy_for(*origin)
+        return self._proxies[origin]
+
+    async def _connect(
+        self, loop: asyncio.AbstractEventLoop, target: Target, proxy: Proxy | None, within: float
+    ) -> Connection:
+        """A new connection to `target` (through `proxy`, when there is one) within `within` s."""
         try:
             async with asyncio.timeout(within):
-                transport, conn = await loop.create_connection(
-                    lambda: Connection(loop),
-                    target.host,
-                    target.port,
-                    ssl=tls,
-                    server_hostname=target.host if tls is not None else None,
-                )
+                if proxy is not None:
+                    conn = await connect_via(loop, proxy, target, self.outbound.tls)
+                else:
+                    conn = await self._direct(loop, target)
         except TimeoutError:
-            raise ConnectTimedOut(f"no connection to {target.authority} within {within:g} s") from None
+            through = f" through the proxy {proxy.shown}" if proxy is not None else ""
+            raise ConnectTimedOut(
+                f"no connection to {target.authority}{through} within {within:g} s"
+            ) from None
+        conn.origin = target.origin
+        return conn
+
+    async def _direct(self, loop: asyncio.AbstractEventLoop, target: Target) -> Connection:
+        tls = self.outbound.tls if target.scheme == "https" else None
+        try:
+            transport, conn = await loop.create_connection(
+                lambda: Connection(loop),
+                target.host,
+                target.port,
+                ssl=tls,
+                server_hostname=target.host if tls is not None else None,
+            )
         except OSError as exc:  # refused, unreachable, a name that does not resolve, a failed TLS handshake
             raise ConnectFailed(f"cannot connect to {target.authority}: {exc}") from None
         # uvloop may call connection_made after create_connection returns
         conn.transport = transport
-        conn.origin = target.origin
         return conn
-
-    def _tls_context(self) -> ssl.SSLContext:
-        if self._tls is None:
-            # httpx's: certifi's trust store, or SSL_CERT_FILE / SSL_CERT_DIR when the operator sets them
-            self._tls = httpx.create_ssl_context()
-        return self._tls

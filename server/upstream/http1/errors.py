@@ -14,6 +14,14 @@ class ConnectFailed(HttpError):
     """The connection (or its TLS handshake) could not be made, or the URL cannot be called."""
 
 
+class ProxyRefused(ConnectFailed):
+    """The proxy answered the CONNECT with something else than a 2xx (407: it wants other credentials)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ConnectTimedOut(HttpError):
     timeout = True
 
