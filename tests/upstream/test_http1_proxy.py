@@ -149,6 +149,32 @@ async def test_http_goes_in_absolute_form_and_credentials_go_to_the_proxy(
     assert (request.line, request.header("host")) == ("POST /v1/x?a=b HTTP/1.1", f"{NAME}:{server.port}")
 
 
+async def test_a_get_without_a_body_goes_in_absolute_form_too(
+    start: Start, no_proxies: pytest.MonkeyPatch
+) -> None:
+    """A remote run's follow (GET, no body, no Content-Length) through the proxy."""
+    server = await start(lambda peer: answer_each(peer, sized(b"events")))
+    async with FakeProxy(hosts={NAME: "127.0.0.1"}) as proxy:
+        proxy_of(no_proxies, proxy)
+        client = UpstreamClient(ModelRoute(match="*", backend="interactions"), Outbound.from_environment())
+        url = f"http://{NAME}:{server.port}/v1beta/interactions/v1_x?stream=true"
+        try:
+            got = [
+                piece
+                async for piece in post_stream(
+                    client, "interactions", url, {}, None, deadline_seconds=5, method="GET"
+                )
+            ]
+        finally:
+            await client.aclose()
+    assert b"".join(got) == b"events"
+    [asked] = proxy.asked
+    assert (asked.method, asked.target) == ("GET", url)
+    [request] = server.requests
+    assert request.line == "GET /v1beta/interactions/v1_x?stream=true HTTP/1.1"
+    assert request.header("content-length") is None
+
+
 async def test_no_proxy_hosts_are_called_directly(start: Start, no_proxies: pytest.MonkeyPatch) -> None:
     server = await start(lambda peer: answer_each(peer, sized(b"direct")))
     async with FakeProxy() as proxy:
