@@ -141,8 +141,12 @@ def test_a_cut_stream_is_taken_up_after_its_last_event(
     assert remote_id_of(front, api_key, job.id) == gi.REMOTE_ID
 
 
-def test_a_run_whose_stream_cannot_be_had_is_polled(ai: genai.Client, google: FakeServer) -> None:
-    first = gi.stream(gi.text_events("First."), done=False)
+@pytest.mark.parametrize("cut", ["between-steps", "mid-step"])
+def test_a_run_whose_stream_cannot_be_had_is_polled(ai: genai.Client, google: FakeServer, cut: str) -> None:
+    """The stream is cut (after its first step, or inside it), the GET that would take it up is refused:
+    the interaction is polled to its end, and what was not streamed of it is shown."""
+    streamed = gi.text_events("First.") if cut == "between-steps" else gi.text_events("Fir")[:-1]
+    first = gi.stream(streamed, done=False)
     steps = [
         {"type": "user_input", "content": [{"type": "text", "text": "hi"}]},
         {"type": "model_output", "content": [{"type": "text", "text": "First."}]},
@@ -157,7 +161,7 @@ def test_a_run_whose_stream_cannot_be_had_is_polled(ai: genai.Client, google: Fa
     )
     job = create(ai, agent="gemini-agent-1", input="hi", background=True)
     done = finished(ai, job.id)
-    assert done.status == "completed", (done.errors, [(r.method, r.target) for r in google.requests])
+    assert done.status == "completed", done.errors
     assert [text_of_step(s) for s in steps_of(done) if s.type == "model_output"] == ["First.", "Second."]
     assert [r.method for r in google.requests] == ["POST", "GET", "GET", "GET"]
     assert google.requests[2].query == "" and google.requests[1].query.startswith("stream=true")

@@ -19,8 +19,9 @@ from ...protocol import deltas as d
 from ...protocol import events as ev
 from ...protocol import status as st
 from ...protocol.base import dec_hook
+from ...protocol.content import text_of
 from ...protocol.interaction import ErrorInfo, Interaction
-from ...protocol.steps import FunctionCallStep, FunctionResultStep, Step, UserInputStep
+from ...protocol.steps import FunctionCallStep, FunctionResultStep, ModelOutputStep, Step, UserInputStep
 from .. import base as up
 from .. import native
 from ..emit import to_json
@@ -49,8 +50,13 @@ _CODES: Final = {
 class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
     unit = "event"
 
-    def __init__(self, backend: str = KIND) -> None:
+    def __init__(self, backend: str = KIND, *, remote: bool = False) -> None:
+        """`remote`: a remote run's, which may be polled to its end: the open step's text is kept, so that a
+        poll can finish the step a cut stream left half-written."""
         super().__init__(backend, _events)
+        self._remote = remote
+        #: the text streamed of the open model_output step (a remote run's only)
+        self._open_text: list[str] | None = None
         #: the remote interaction's id, from its `interaction.created`
         self.remote_id: str | None = None
         #: the id of the last event read: a stream cut short is taken up after it (`last_event_id`)
@@ -74,10 +80,13 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
         if chunk.event_id:
             self.last_event_id = chunk.event_id
         if isinstance(chunk, ev.StepDelta):
+            if self._open_text is not None and isinstance(chunk.delta, d.TextDelta):
+                self._open_text.append(chunk.delta.text)
             return [up.StepDelta(delta=self._delta(chunk.delta))]
         if isinstance(chunk, ev.StepStart):
             return self._start(chunk.step)
         if isinstance(chunk, ev.StepStop):
+            self._open_text = None
             return [up.StepEnded()]
         if isinstance(chunk, ev.InteractionStatusUpdate):
             return [up.UsageReported(usage=chunk.usage)] if chunk.usage is not None else []
@@ -107,13 +116,25 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
         # its timeline starts with the input it was given (the conversation, sent whole): after it, its output
         inputs = [i for i, step in enumerate(steps) if isinstance(step, UserInputStep | FunctionResultStep)]
         output = steps[inputs[-1] + 1 :] if inputs else steps
-        events: Events = []
+        events = self._rest_of_open(output)
         for step in output[self.started :]:
             events += [*self._start(step), up.StepEnded()]
         return [*events, *self._completed(interaction), self.finished()]
 
+    def _rest_of_open(self, output: list[Step]) -> Events:
+        """The text a cut stream did not bring of the step it left open, as the polled step has it."""
+        streamed, self._open_text = self._open_text, None
+        if streamed is None or not 0 < self.started <= len(output):
+            return []
+        step = output[self.started - 1]
+        full = text_of(step.content) if isinstance(step, ModelOutputStep) else ""
+        sent = "".join(streamed)
+        rest = full[len(sent) :] if full.startswith(sent) else ""
+        return [*([up.StepDelta(delta=d.TextDelta(text=rest))] if rest else []), up.StepEnded()]
+
     def _start(self, step: Step) -> Events:
         self.started += 1
+        self._open_text = [] if self._remote and isinstance(step, ModelOutputStep) else None
         step = self._sealed(step)
         if isinstance(step, FunctionCallStep) and step.arguments:
             whole = msgspec.structs.replace(step, arguments={})

@@ -7,7 +7,8 @@ never made again. A stream cut short (a dropped connection, a read timeout, its 
 `interaction.completed`) is taken up with `GET .../interactions/{id}?stream=true&last_event_id=<the last
 event read>` after a backoff, so nothing is read twice; a re-run after a lost worker (`remote_id` given)
 follows it from its start. Where a stream cannot be had (the GET is refused), the interaction is polled,
-with a backoff, until it ends, and its steps not streamed yet are shown whole.
+with a backoff, until it ends, and what was not streamed of it is shown: the rest of the text of a step
+the cut stream left open, then the steps not streamed yet, whole.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _interaction = msgspec.json.Decoder(Interaction, dec_hook=dec_hook)
 
 
 async def run(backend: InteractionsBackend, request: UpstreamRequest) -> AsyncGenerator[UpstreamEvent, None]:
-    decoder = InteractionsDecoder(backend.name)
+    decoder = InteractionsDecoder(backend.name, remote=True)
     remote_id = request.remote_id
     chunks = backend.follow(remote_id, None) if remote_id else backend.create_remote(request)
     failures = 0
