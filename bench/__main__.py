@@ -3,11 +3,12 @@
 It starts, on loopback only: a private redis-server on a free port, the production server (`python -m server`,
 granian) with REDIS_URL set, worker processes (`python -m workers`), the baseline (`python -m
 bench.baseline_app`, served the same way) and a fake OpenAI-compatible upstream inside this process;
-scenarios 6, 8 and 10 add a fake upstream in a process of its own, scenario 6 a server of its own, scenario 9
-more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off), scenario 13
-a replica of the Redis and two servers of its own (`[store] replica_acks` 0 and 1), scenario 14 a 3-node
-Redis Cluster and two servers of its own (on the stack's Redis, and on the Cluster). It stops all of them at
-the end, and writes bench/results/latest.json and the tables into bench/README.md.
+scenarios 6, 8, 10 and 20 add a fake upstream in a process of its own, scenario 6 a server of its own,
+scenario 9 more idle workers, scenario 10 two servers of its own (metrics and the access log on, and off),
+scenario 13 a replica of the Redis and two servers of its own (`[store] replica_acks` 0 and 1), scenario 14 a
+3-node Redis Cluster and two servers of its own (on the stack's Redis, and on the Cluster), scenario 19 a
+second server of ours with a worker and a Redis of its own (the upstream of remote runs). It stops all of
+them at the end, and writes bench/results/latest.json and the tables into bench/README.md.
 
     python -m bench                      # full run (a few minutes, at most 10)
     python -m bench --quick              # a smoke run (well under a minute); writes results/quick.json only
@@ -35,9 +36,10 @@ from redis.asyncio import Redis
 from server.launch.redis_process import free_port
 
 from . import report
+from .models import models_toml, upstream_scripts
 from .procs import ROOT, Stack, WebServer
 from .scenarios import SCENARIOS, Bench, Plan
-from .upstream import BenchUpstream, Script, first_token_script, openai_text_script, words
+from .upstream import BenchUpstream
 from .wrk import WrkMissing, wrk_binary
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -67,50 +69,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-readme", action="store_true", help="do not update bench/README.md")
     parser.add_argument("--profile", action="store_true", help="py-spy flame graphs in results/profiles/")
     return parser.parse_args(argv)
-
-
-def models_toml(upstream_base: str, remote_upstream_port: int) -> str:
-    return (
-        "# written by the bench: the bench-* models go to its fake OpenAI-compatible upstream\n"
-        "# scenario 6: bench-drip to the fake upstream in a process of its own (first match wins). Each of\n"
-        "# its 10,000 streams holds an upstream connection; max_connections caps the route's pool (200 by\n"
-        "# default; a request beyond it waits 5 s at most). The read timeout stays the default, 300 s: a\n"
-        "# stream's last delta waits until all of them are open\n"
-        "[[models]]\n"
-        'match = "bench-drip"\n'
-        'backend = "openai"\n'
-        f'base_url = "http://127.0.0.1:{remote_upstream_port}/v1"\n'
-        "max_connections = 20000\n"
-        "# scenario 8: bench-up-* to the same upstream process\n"
-        "[[models]]\n"
-        'match = "bench-up-*"\n'
-        'backend = "openai"\n'
-        f'base_url = "http://127.0.0.1:{remote_upstream_port}/v1"\n'
-        "max_connections = 4000\n"
-        "# scenario 8: bench-ix-* through the interactions backend (Google's Interactions API) to it too\n"
-        "[[models]]\n"
-        'match = "bench-ix-*"\n'
-        'backend = "interactions"\n'
-        f'base_url = "http://127.0.0.1:{remote_upstream_port}"\n'
-        "max_connections = 4000\n"
-        "[[models]]\n"
-        'match = "bench-*"\n'
-        'backend = "openai"\n'
-        f'base_url = "{upstream_base}"\n'
-        "read_timeout_seconds = 60.0\n"
-        "deadline_seconds = 120.0\n"
-        "# more than any scenario holds at once: no request of the bench waits for a connection\n"
-        "max_connections = 4000\n"
-    )
-
-
-def upstream_scripts(plan: Plan) -> dict[str, Script]:
-    return {
-        "bench-fast": openai_text_script("ok and done"),
-        "bench-slow": openai_text_script(words(400), chunk_delay=0.05),
-        "bench-flood": openai_text_script(words(plan.flood_deltas)),
-        "bench-ttft": first_token_script(plan.first_token_delay),
-    }
 
 
 class Profiler:
@@ -246,8 +204,9 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
     workdir.mkdir(parents=True)
     upstream = BenchUpstream(upstream_scripts(plan))
     await upstream.start()
-    remote_port = free_port()
-    stack = Stack(workdir, models_toml(upstream.base_url, remote_port), upstream.chat_url, remote_port)
+    remote_port, back_port = free_port(), free_port()
+    models = models_toml(upstream.base_url, remote_port, back_port)
+    stack = Stack(workdir, models, upstream.chat_url, remote_port, back_port)
     bench: Bench | None = None
     profiler = Profiler(options.profile, RESULTS / "profiles")
     try:

@@ -28,6 +28,7 @@ from .common import Bench
 from .create import chain_depth, create_throughput
 from .deadlines import deadline_cost
 from .dialects import dialect_paths
+from .follow import remote_follow
 from .generate import generate_stream
 from .idle import idle_workers
 from .listing import list_cost
@@ -38,6 +39,7 @@ from .plan import Plan
 from .relay import stream_relay
 from .replicas import replica_acks_cost
 from .retries import webhook_retries
+from .trips import round_trips
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
@@ -62,4 +64,6 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "retries": webhook_retries,
     "dialects": dialect_paths,
     "generate": generate_stream,
+    "remote_follow": remote_follow,
+    "round_trips": round_trips,
 }
