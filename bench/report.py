@@ -78,11 +78,21 @@ def targets(results: dict[str, Any]) -> list[scenario_targets.Target]:
 _MARK = {True: "met", False: "**missed**", None: "not measured"}
 
 
+def _kind(run: dict[str, Any]) -> str:
+    """Which run it was: a smoke run, the default one, every scenario, or some."""
+    if run["quick"]:
+        return "quick mode"
+    selection = run.get("selection", "all")
+    if selection == "only":
+        return f"--only {','.join(run.get('scenarios', []))}"
+    return "default run" if selection == "default" else "every scenario, --all"
+
+
 def _header(run: dict[str, Any]) -> list[str]:
     """What ran, for how long, and on what: ratios are only comparable between like runs."""
     m = run["machine"]
     return [
-        f"Run of {m['date']} ({'quick' if run['quick'] else 'full'} mode, {run['seconds']:.0f} s): "
+        f"Run of {m['date']} ({_kind(run)}, {run['seconds']:.0f} s): "
         f"{run['web_processes']} web process(es), {run['workers']} worker process(es).",
         f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory']} memory, Linux {m['kernel']}; "
         f"Python {m['python']}, granian {m['granian']}, litestar {m['litestar']}, "

@@ -43,7 +43,7 @@ from .trips import round_trips
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
-__all__ = ["SCENARIOS", "Bench", "Plan"]
+__all__ = ["DEFAULT", "SCENARIOS", "Bench", "Plan"]
 
 SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "create": create_throughput,
@@ -67,3 +67,19 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "remote_follow": remote_follow,
     "round_trips": round_trips,
 }
+
+#: what `make bench` runs by default, about 6 minutes: the request path's figures (a create, a chain, a
+#: background run's pickup and cancel, a stream, the bytes and the Redis round trips a stored create costs,
+#: a turn through an upstream). `--all` adds the rest, about 9 minutes more: what stays fixed unless its own
+#: code changes (10,000 streams, idle workers, metrics, webhooks and their retries, the list, replica acks,
+#: a Cluster, write deadlines, the other dialects, following remote runs)
+DEFAULT: tuple[str, ...] = (
+    "create",
+    "chain",
+    "pickup",
+    "cancel",
+    "stream",
+    "memory",
+    "upstream",
+    "round_trips",
+)
