@@ -15,6 +15,7 @@ from typing import Any
 
 from . import cluster_tables, cost_tables, dialect_tables, redis_tables, tables, upstream_tables
 from . import targets as scenario_targets
+from .scenarios import NUMBERS
 from .tables import fmt, table
 
 __all__ = ["machine", "markdown", "targets", "update_readme"]
@@ -74,6 +75,8 @@ def targets(results: dict[str, Any]) -> list[scenario_targets.Target]:
 
 # -- markdown ----------------------------------------------------------------------------------------------
 
+#: what a run of an earlier version, which did not name its scenarios, ran: all of them
+SCENARIO_NAMES = tuple(NUMBERS)
 #: how the Targets table says met, missed, and a target whose scenario gave no figure
 _MARK = {True: "met", False: "**missed**", None: "not measured"}
 
@@ -102,11 +105,19 @@ def _header(run: dict[str, Any]) -> list[str]:
 
 
 def _targets_section(run: dict[str, Any]) -> list[str]:
+    """Every target of the scenarios the run chose; "not measured" is one whose scenario broke or was cut
+    short, and the scenarios left out of the run (the default one, `--only`) are named after the table."""
+    chosen = {NUMBERS[name] for name in run.get("scenarios", SCENARIO_NAMES)}
     rows = [
         [t["scenario"], t["target"], f"{fmt(t['measured'])}{t['unit']}", t["detail"], _MARK[t["met"]]]
         for t in run["targets"]
+        if t["scenario"] in chosen
     ]
-    return ["### Targets", "", *table(["#", "Target", "Measured", "Detail", "Result"], rows)]
+    lines = ["### Targets", "", *table(["#", "Target", "Measured", "Detail", "Result"], rows)]
+    left_out = [f"{n} ({name})" for name, n in NUMBERS.items() if n not in chosen]
+    if left_out:
+        lines += [f"Not in this run (`--all` runs them): {', '.join(left_out)}.", ""]
+    return lines
 
 
 def _failures_section(results: dict[str, Any]) -> list[str]:

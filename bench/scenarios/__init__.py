@@ -43,7 +43,7 @@ from .trips import round_trips
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
-__all__ = ["DEFAULT", "SCENARIOS", "Bench", "Plan"]
+__all__ = ["DEFAULT", "NUMBERS", "SCENARIOS", "Bench", "Plan"]
 
 SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "create": create_throughput,
@@ -67,6 +67,9 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "remote_follow": remote_follow,
     "round_trips": round_trips,
 }
+
+#: each scenario's number, in bench/README.md and the Targets table: its place above
+NUMBERS: dict[str, str] = {name: str(place) for place, name in enumerate(SCENARIOS, 1)}
 
 #: what `make bench` runs by default, about 6 minutes: the request path's figures (a create, a chain, a
 #: background run's pickup and cancel, a stream, the bytes and the Redis round trips a stored create costs,
