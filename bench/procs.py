@@ -25,6 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
+#: the key the stack's server and workers call the back of scenario 19 with (its route's `api_key_env`):
+#: the back's tenant, whose agent the front's agent runs are
+BACK_KEY_ENV = "IX_BENCH_BACK_KEY"
+BACK_KEY = "bench-back-key"
+
 #: variables of the caller's environment that would point the stack elsewhere (see `Stack.env`)
 _OURS = frozenset(
     "REDIS_URL REDIS_QUEUE_URL HOST PORT WEB_PROCESSES EMBEDDED_WORKER IX_CONFIG IX_MODELS".split()
@@ -220,7 +225,9 @@ class WebServer:
 class Stack:
     """Everything one bench run starts, in `workdir` (logs, Redis data, the models file)."""
 
-    def __init__(self, workdir: Path, models_toml: str, upstream_url: str, remote_upstream_port: int) -> None:
+    def __init__(
+        self, workdir: Path, models_toml: str, upstream_url: str, remote_upstream_port: int, back_port: int
+    ) -> None:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.models_path = workdir / "models.toml"
@@ -230,6 +237,8 @@ class Stack:
         self.remote_upstream_port = remote_upstream_port
         self.remote_upstream_url = f"http://127.0.0.1:{remote_upstream_port}/v1/chat/completions"
         self.remote_interactions_url = f"http://127.0.0.1:{remote_upstream_port}/v1beta/interactions"
+        #: the back of scenario 19 (a second server, the front's Google): in models.toml before it runs too
+        self.back_port = back_port
         # persistence off: an AOF rewrite in the middle of a measurement is noise; both paths share this Redis
         self.redis = RedisProcess(workdir / "redis", port=free_port(), appendonly=False)
         self.children: list[Child] = []
@@ -243,6 +252,7 @@ class Stack:
             k: v for k, v in os.environ.items() if k not in _OURS and not k.startswith(("GEMINI_", "GOOGLE_"))
         }
         env.update(REDIS_URL=self.redis_url, IX_MODELS=str(self.models_path), PYTHONUNBUFFERED="1")
+        env[BACK_KEY_ENV] = BACK_KEY
         env.update(extra)
         return env
 
@@ -255,8 +265,9 @@ class Stack:
         self.redis.start()
 
     async def start_server(self, name: str, processes: int, **extra: str) -> WebServer:
-        """The production server as `make run` starts it, with REDIS_URL, EMBEDDED_WORKER=0, `extra` set."""
-        port = free_port()
+        """The production server as `make run` starts it, with REDIS_URL, EMBEDDED_WORKER=0, `extra` set (on
+        a free port unless `extra` names its PORT)."""
+        port = int(extra.pop("PORT", 0)) or free_port()
         env = self.env(PORT=str(port), WEB_PROCESSES=str(processes), EMBEDDED_WORKER="0", **extra)
         server = WebServer(self._child(name, [sys.executable, "-m", "server"], env), port, processes)
         await server.wait_ready()

@@ -114,3 +114,40 @@ async def command_calls(redis: Redis) -> Counter[str]:
         if name not in BENCH_COMMANDS:
             calls[name] = int(value["calls"])
     return calls
+
+
+#: INFO stats counters whose deltas say what a window cost Redis (scenarios 19 and 20). A read is one
+#: `read()` of a client's socket (`total_reads_processed`): a client that waits for its answers before it
+#: writes again makes one per round trip, as long as what it writes fits Redis's 16 KB read buffer
+STATS = (
+    "total_commands_processed",
+    "total_reads_processed",
+    "total_writes_processed",
+    "total_net_input_bytes",
+    "total_net_output_bytes",
+)
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Redis's counters at one moment, or between two (`after - before`): INFO stats' and commandstats'."""
+
+    stats: dict[str, int]
+    calls: Counter[str]
+
+    def __sub__(self, other: Counters) -> Counters:
+        stats = {name: value - other.stats.get(name, 0) for name, value in self.stats.items()}
+        calls = Counter({name: n - other.calls.get(name, 0) for name, n in self.calls.items()})
+        return Counters(stats, +calls)
+
+    @property
+    def commands(self) -> int:
+        """Every command Redis ran, scripts' commands included (commandstats; the bench's own left out)."""
+        return sum(self.calls.values())
+
+
+async def counters(redis: Redis) -> Counters:
+    """INFO stats and commandstats now. Both readings cost Redis two commands and two reads, the same in
+    every window, so that they cancel out between a window and its idle twin."""
+    info = await redis.info("stats")
+    return Counters({name: int(info[name]) for name in STATS}, await command_calls(redis))

@@ -1,7 +1,7 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
-its place in bench/README.md. The targets are computed in targets.py, the scenario tables in tables.py
-(scenarios 1 to 7), upstream_tables.py (8), cost_tables.py (9 to 13), cluster_tables.py (14) and
-dialect_tables.py (17, 18)."""
+its place in bench/README.md. The targets are computed in targets.py (and redis_tables.py: 19, 20), the
+scenario tables in tables.py (scenarios 1 to 7), upstream_tables.py (8), cost_tables.py (9 to 13),
+cluster_tables.py (14), dialect_tables.py (17, 18) and redis_tables.py (19, 20)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cluster_tables, cost_tables, dialect_tables, tables, upstream_tables
+from . import cluster_tables, cost_tables, dialect_tables, redis_tables, tables, upstream_tables
+from . import targets as scenario_targets
+from .scenarios import NUMBERS
 from .tables import fmt, table
-from .targets import targets
 
 __all__ = ["machine", "markdown", "targets", "update_readme"]
 
@@ -67,17 +68,34 @@ def machine() -> dict[str, Any]:
     }
 
 
+def targets(results: dict[str, Any]) -> list[scenario_targets.Target]:
+    """Every target, met or missed, in the order of the scenarios (19 and 20 after targets.py's)."""
+    return [*scenario_targets.targets(results), *redis_tables.targets(results)]
+
+
 # -- markdown ----------------------------------------------------------------------------------------------
 
+#: what a run of an earlier version, which did not name its scenarios, ran: all of them
+SCENARIO_NAMES = tuple(NUMBERS)
 #: how the Targets table says met, missed, and a target whose scenario gave no figure
 _MARK = {True: "met", False: "**missed**", None: "not measured"}
+
+
+def _kind(run: dict[str, Any]) -> str:
+    """Which run it was: a smoke run, the default one, every scenario, or some."""
+    if run["quick"]:
+        return "quick mode"
+    selection = run.get("selection", "all")
+    if selection == "only":
+        return f"--only {','.join(run.get('scenarios', []))}"
+    return "default run" if selection == "default" else "every scenario, --all"
 
 
 def _header(run: dict[str, Any]) -> list[str]:
     """What ran, for how long, and on what: ratios are only comparable between like runs."""
     m = run["machine"]
     return [
-        f"Run of {m['date']} ({'quick' if run['quick'] else 'full'} mode, {run['seconds']:.0f} s): "
+        f"Run of {m['date']} ({_kind(run)}, {run['seconds']:.0f} s): "
         f"{run['web_processes']} web process(es), {run['workers']} worker process(es).",
         f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory']} memory, Linux {m['kernel']}; "
         f"Python {m['python']}, granian {m['granian']}, litestar {m['litestar']}, "
@@ -87,11 +105,19 @@ def _header(run: dict[str, Any]) -> list[str]:
 
 
 def _targets_section(run: dict[str, Any]) -> list[str]:
+    """Every target of the scenarios the run chose; "not measured" is one whose scenario broke or was cut
+    short, and the scenarios left out of the run (the default one, `--only`) are named after the table."""
+    chosen = {NUMBERS[name] for name in run.get("scenarios", SCENARIO_NAMES)}
     rows = [
         [t["scenario"], t["target"], f"{fmt(t['measured'])}{t['unit']}", t["detail"], _MARK[t["met"]]]
         for t in run["targets"]
+        if t["scenario"] in chosen
     ]
-    return ["### Targets", "", *table(["#", "Target", "Measured", "Detail", "Result"], rows)]
+    lines = ["### Targets", "", *table(["#", "Target", "Measured", "Detail", "Result"], rows)]
+    left_out = [f"{n} ({name})" for name, n in NUMBERS.items() if n not in chosen]
+    if left_out:
+        lines += [f"Not in this run (`--all` runs them): {', '.join(left_out)}.", ""]
+    return lines
 
 
 def _failures_section(results: dict[str, Any]) -> list[str]:
@@ -116,6 +142,7 @@ def markdown(run: dict[str, Any]) -> str:
         *cost_tables.SECTIONS,
         *cluster_tables.SECTIONS,
         *dialect_tables.SECTIONS,
+        *redis_tables.SECTIONS,
     ):
         lines += section(results)
     lines += _failures_section(results)

@@ -35,7 +35,7 @@ def store_label(store: str) -> str:
     return store.replace("_", "=")
 
 
-def _target(
+def target(
     number: str, name: str, measured: float | None, op: str, limit: float, unit: str, detail: str = ""
 ) -> Target:
     if measured is None:
@@ -66,18 +66,18 @@ def _create(results: dict[str, Any]) -> list[Target]:
         name = f"create {label}: throughput vs baseline (worst of c1/c16/c64)"
         # issue 12 raised the stored create's from the first round's 0.5x
         floor = _STORED_CREATE_RATIO if store == "store_true" else 0.5
-        out.append(_target("1", name, min(known) if known else None, ">=", floor, X, detail))
+        out.append(target("1", name, min(known) if known else None, ">=", floor, X, detail))
         added = get(create, "c1", store, "p50_added_ms")
         base = get(create, "c1", "baseline", "p50_ms")
         ours = get(create, "c1", store, "p50_ms")
         detail = f"{ours} ms vs baseline {base} ms"
-        out.append(_target("1", f"create {label}: p50 added latency at c1", added, "<=", 1.0, " ms", detail))
+        out.append(target("1", f"create {label}: p50 added latency at c1", added, "<=", 1.0, " ms", detail))
         cpu = [get(row, store, "server_cpu_ms_per_req") for row in create.values()]
         known_cpu = [c for c in cpu if c is not None]
         name = f"create {label}: server CPU per request (worst)"
         # the detail is a point of comparison for the reader, not part of the target
         detail = f"LiteLLM's proxy: 35{DASH}49 ms"
-        out.append(_target("1", name, max(known_cpu) if known_cpu else None, "<=", 1.0, " ms", detail))
+        out.append(target("1", name, max(known_cpu) if known_cpu else None, "<=", 1.0, " ms", detail))
     return out
 
 
@@ -90,15 +90,15 @@ def _chain(results: dict[str, Any]) -> list[Target]:
     name = f"chain: p50 at depth {deepest} vs depth 1"
     measured = get(depths, deepest, "p50_vs_depth1")
     detail = f"{get(depths, deepest, 'p50_ms')} ms vs {get(depths, '1', 'p50_ms')} ms"
-    return [_target("2", name, measured, "<=", 2.0, X, detail)]
+    return [target("2", name, measured, "<=", 2.0, X, detail)]
 
 
 def _pickup(results: dict[str, Any]) -> list[Target]:
     """3: create → the runner's claim, p50 and p99."""
     pickup = get(results, "pickup", "create_to_claim") or {}
     return [
-        _target("3", "pickup create → runner start p50", pickup.get("p50_ms"), "<=", 20, " ms"),
-        _target("3", "pickup create → runner start p99", pickup.get("p99_ms"), "<=", 100, " ms"),
+        target("3", "pickup create → runner start p50", pickup.get("p50_ms"), "<=", 20, " ms"),
+        target("3", "pickup create → runner start p99", pickup.get("p99_ms"), "<=", 100, " ms"),
     ]
 
 
@@ -107,7 +107,7 @@ def _cancel(results: dict[str, Any]) -> list[Target]:
     closed = get(results, "cancel", "cancel_to_upstream_closed") or {}
     name = "cancel → upstream connection closed p99"
     detail = f"p50 {closed.get('p50_ms')} ms, max {closed.get('max_ms')} ms"
-    return [_target("4", name, closed.get("p99_ms"), "<=", 100, " ms", detail)]
+    return [target("4", name, closed.get("p99_ms"), "<=", 100, " ms", detail)]
 
 
 def _stream(results: dict[str, Any]) -> list[Target]:
@@ -118,11 +118,11 @@ def _stream(results: dict[str, Any]) -> list[Target]:
         label = store_label(store)
         name = f"stream {label}: delta events/s through one web process"
         detail = f"server CPU {get(relay, store, 'server_cpu_us_per_event')} µs/event"
-        out.append(_target("5", name, get(relay, store, "events_per_s"), ">=", 20_000, "/s", detail))
+        out.append(target("5", name, get(relay, store, "events_per_s"), ">=", 20_000, "/s", detail))
         first = get(results, "stream", "first_event", store, "after_upstream_first_token") or {}
         name = f"stream {label}: first event after upstream's first token p50"
         detail = f"p99 {first.get('p99_ms')} ms"
-        out.append(_target("5", name, first.get("p50_ms"), "<=", 2.0, " ms", detail))
+        out.append(target("5", name, first.get("p50_ms"), "<=", 2.0, " ms", detail))
     return out
 
 
@@ -133,7 +133,7 @@ def _many_streams(results: dict[str, Any]) -> list[Target]:
     wanted = echo.get("wanted", 10_000)
     held = f"{echo['streams']:,} echo-slow streams of {wanted:,} wanted, 1 socket each" if echo else ""
     name = "slow streams open at once in one web process"
-    out = [_target("6", name, echo.get("peak_concurrent"), ">=", wanted, "", held)]
+    out = [target("6", name, echo.get("peak_concurrent"), ">=", wanted, "", held)]
     for label, key in (("echo-slow streams", "echo_slow"), ("streams through the upstream", "upstream")):
         many = get(results, "many_streams", key) or {}
         count = f"{many.get('streams', wanted):,} {label}"
@@ -143,9 +143,9 @@ def _many_streams(results: dict[str, Any]) -> list[Target]:
                 f" ({many['sockets_per_stream']} sockets each: {many['fd_limit']:,} descriptors hold no more)"
             )
         idle = f"idle {many['rss_idle_mb']} MB, {many['rss_kb_per_stream']} KB per stream" if many else ""
-        out.append(_target("6", f"{count}: errors", many.get("errors"), "<=", 0, "", peak))
+        out.append(target("6", f"{count}: errors", many.get("errors"), "<=", 0, "", peak))
         rss = f"{count}: RSS of the web process"
-        out.append(_target("6", rss, many.get("rss_peak_mb"), "<=", 1024, " MB", idle))
+        out.append(target("6", rss, many.get("rss_peak_mb"), "<=", 1024, " MB", idle))
     return out
 
 
@@ -162,7 +162,7 @@ def _memory(results: dict[str, Any]) -> list[Target]:
         memory = d.get("memory_bytes" if key == "beyond_text_bytes" else "kept_memory_bytes")
         detail = f"{memory} B for {d.get('text_bytes')} B of text, {d.get('keys_per_interaction')} keys"
         name = f"Redis memory per one-turn interaction beyond its text ({label})"
-        out.append(_target("7", name, d.get(key), "<=", 1024, " B", detail))
+        out.append(target("7", name, d.get(key), "<=", 1024, " B", detail))
     return out
 
 
@@ -176,12 +176,12 @@ def _upstream(results: dict[str, Any]) -> list[Target]:
         f"bare relay {relay.get('server_cpu_ms_per_req')} ms, upstream {up.get('server_cpu_ms_per_req')} ms; "
         + ", ".join(f"{c}: {get(row, 'ours', 'server_cpu_ms_per_req')} ms" for c, row in plain.items())
     )
-    cpu = _target("8", name, ours.get("server_cpu_ms_per_req"), "<=", 0.5, " ms", detail)
+    cpu = target("8", name, ours.get("server_cpu_ms_per_req"), "<=", 0.5, " ms", detail)
     name = "upstream stored create at c16: throughput vs the bare relay"
     detail = f"{ours.get('rps')} vs {relay.get('rps')} req/s; " + ", ".join(
         f"{c}: {get(row, 'ours', 'rps_vs_relay')}{X}" for c, row in plain.items()
     )
-    out = [cpu, _target("8", name, ours.get("rps_vs_relay"), ">=", 0.5, X, detail)]
+    out = [cpu, target("8", name, ours.get("rps_vs_relay"), ">=", 0.5, X, detail)]
     # issue 28: a turn through the interactions backend, stored, plain and streamed, against the bare relay
     # of its own call to the same fake
     for mode, label in (("plain", "stored"), ("streamed", "stored, streamed")):
@@ -192,7 +192,7 @@ def _upstream(results: dict[str, Any]) -> list[Target]:
             f"vs {relay.get('server_cpu_ms_per_req')} ms/req"
         )
         name = f"interactions backend {label} create at c16: throughput vs the bare relay"
-        out.append(_target("8", name, ours.get("rps_vs_relay"), ">=", 0.5, X, detail))
+        out.append(target("8", name, ours.get("rps_vs_relay"), ">=", 0.5, X, detail))
     return out
 
 
@@ -211,14 +211,14 @@ def _idle_workers(results: dict[str, Any]) -> list[Target]:
     sent, _ = _worst(rows, "client_commands_per_s_per_worker")
     name = "idle worker: Redis commands/s per worker, scripts' commands included (worst of the counts)"
     detail = f"by idle workers {detail}; sent (no scripts) worst {sent}/s"
-    out = [_target("9", name, commands, "<=", 2, "/s", detail)]
+    out = [target("9", name, commands, "<=", 2, "/s", detail)]
     cpu, detail = _worst(rows, "cpu_percent_per_worker")
     name = "idle worker: CPU % of a core per worker (worst of the counts)"
-    out.append(_target("9", name, cpu, "<=", 0.5, " %", f"by idle workers {detail}"))
+    out.append(target("9", name, cpu, "<=", 0.5, " %", f"by idle workers {detail}"))
     p99, detail = _worst(rows, "pickup", "create_to_claim", "p99_ms")
     detail = f"by idle workers {detail}"
     name = "pickup create → runner start p99 with the idle workers running (worst of the counts)"
-    out.append(_target("9", name, p99, "<=", 10, " ms", detail))
+    out.append(target("9", name, p99, "<=", 10, " ms", detail))
     return out
 
 
@@ -236,7 +236,7 @@ def _observability(results: dict[str, Any]) -> list[Target]:
             f"({row.get('cpu_on_vs_off')}{X}), {on.get('rps')} vs {off.get('rps')} req/s; rounds {rounds}"
         )
         name = f"{path} stored create at c16: server CPU per request, metrics + access log on vs off"
-        out.append(_target("10", name, row.get("cpu_on_vs_off_median_round"), "<=", 1.10, X, detail))
+        out.append(target("10", name, row.get("cpu_on_vs_off_median_round"), "<=", 1.10, X, detail))
     return out
 
 
@@ -256,11 +256,11 @@ def _webhooks(results: dict[str, Any]) -> list[Target]:
 
     _, c1, detail = figures("c1")
     name = "webhook c1: interaction's end → its receiver got the webhook, p99"
-    out = [_target("11", name, c1.get("p99_ms"), "<=", 100, " ms", detail)]
+    out = [target("11", name, c1.get("p99_ms"), "<=", 100, " ms", detail)]
     row, c16, detail = figures("c16")
     name = "webhook c16: end → received p99 vs a direct POST's p99"
     detail = f"p99 {c16.get('p99_ms')} ms; {detail}"
-    out.append(_target("11", name, row.get("p99_vs_baseline"), "<=", 6, X, detail))
+    out.append(target("11", name, row.get("p99_vs_baseline"), "<=", 6, X, detail))
     return out
 
 
@@ -279,7 +279,7 @@ def _list(results: dict[str, Any]) -> list[Target]:
         )
         label = f"list {name.replace('_', ' ')}: p50 in {sizes.get('large', 20_000):,} interactions vs in "
         label += f"{sizes.get('small', 1000):,}"
-        out.append(_target("12", label, row.get("p50_large_vs_small"), "<=", 1.5, X, detail))
+        out.append(target("12", label, row.get("p50_large_vs_small"), "<=", 1.5, X, detail))
     return out
 
 
@@ -297,7 +297,7 @@ def _replica_acks(results: dict[str, Any]) -> list[Target]:
         + ", ".join(f"{c}: {row.get('rps_ratio')}{X}" for c, row in levels.items())
     )
     name = "replica_acks=1: stored create throughput at c16 vs replica_acks=0"
-    return [_target("13", name, c16.get("rps_ratio"), ">=", 0.5, X, detail)]
+    return [target("13", name, c16.get("rps_ratio"), ">=", 0.5, X, detail)]
 
 
 def _deadlines(results: dict[str, Any]) -> list[Target]:
@@ -314,7 +314,7 @@ def _deadlines(results: dict[str, Any]) -> list[Target]:
     of, base = ("a stored create's CPU", whole * 1000) if whole else ("the store's create", store_path)
     share = round(max(added, 0) / base * 100, 2) if added is not None and base else None
     detail = f"{added} µs of {round(base, 1)} µs ({of}); store path {row.get('cpu_ratio')}{X} on vs off"
-    return [_target("15", "write deadline: CPU added to a stored create", share, "<=", 3.0, " %", detail)]
+    return [target("15", "write deadline: CPU added to a stored create", share, "<=", 3.0, " %", detail)]
 
 
 def _retries(results: dict[str, Any]) -> list[Target]:
@@ -326,7 +326,7 @@ def _retries(results: dict[str, Any]) -> list[Target]:
         f"{row.get('traffic_creates_per_s')} background creates/s beside"
     )
     return [
-        _target(
+        target(
             "16",
             "webhook retry lateness under steady traffic, p99",
             late.get("p99_ms"),
@@ -356,7 +356,7 @@ def _dialects(results: dict[str, Any]) -> list[Target]:
     # issue 26: a Responses create costs the server at most 1.1x an Interactions one's CPU, and a Responses
     # stream relays at least 0.9x the events per second
     return [
-        _target(
+        target(
             "17",
             "stored echo create at c16: server CPU per create, Responses vs Interactions",
             create.get("cpu_ratio_median_round"),
@@ -365,7 +365,7 @@ def _dialects(results: dict[str, Any]) -> list[Target]:
             X,
             detail,
         ),
-        _target(
+        target(
             "17",
             "stream through one web process: events/s, Responses vs Interactions",
             streams.get("events_ratio_median_round"),
@@ -388,7 +388,7 @@ def _generate(results: dict[str, Any]) -> list[Target]:
     # issue 27: a streamGenerateContent relays at least 0.7x the bare relay's requests, at no more server
     # CPU than the same turn as a store=false interaction
     return [
-        _target(
+        target(
             "18",
             "streamGenerateContent through an upstream at c16: throughput vs the bare relay",
             run.get("rps_vs_relay"),
@@ -397,7 +397,7 @@ def _generate(results: dict[str, Any]) -> list[Target]:
             X,
             speed,
         ),
-        _target(
+        target(
             "18",
             "streamGenerateContent at c16: server CPU per request vs a store=false interaction stream",
             run.get("cpu_vs_interaction"),

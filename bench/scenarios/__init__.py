@@ -28,6 +28,7 @@ from .common import Bench
 from .create import chain_depth, create_throughput
 from .deadlines import deadline_cost
 from .dialects import dialect_paths
+from .follow import remote_follow
 from .generate import generate_stream
 from .idle import idle_workers
 from .listing import list_cost
@@ -38,10 +39,11 @@ from .plan import Plan
 from .relay import stream_relay
 from .replicas import replica_acks_cost
 from .retries import webhook_retries
+from .trips import round_trips
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
 
-__all__ = ["SCENARIOS", "Bench", "Plan"]
+__all__ = ["DEFAULT", "NUMBERS", "SCENARIOS", "Bench", "Plan"]
 
 SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "create": create_throughput,
@@ -62,4 +64,25 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "retries": webhook_retries,
     "dialects": dialect_paths,
     "generate": generate_stream,
+    "remote_follow": remote_follow,
+    "round_trips": round_trips,
 }
+
+#: each scenario's number, in bench/README.md and the Targets table: its place above
+NUMBERS: dict[str, str] = {name: str(place) for place, name in enumerate(SCENARIOS, 1)}
+
+#: what `make bench` runs by default, about 6 minutes: the request path's figures (a create, a chain, a
+#: background run's pickup and cancel, a stream, the bytes and the Redis round trips a stored create costs,
+#: a turn through an upstream). `--all` adds the rest, about 9 minutes more: what stays fixed unless its own
+#: code changes (10,000 streams, idle workers, metrics, webhooks and their retries, the list, replica acks,
+#: a Cluster, write deadlines, the other dialects, following remote runs)
+DEFAULT: tuple[str, ...] = (
+    "create",
+    "chain",
+    "pickup",
+    "cancel",
+    "stream",
+    "memory",
+    "upstream",
+    "round_trips",
+)

@@ -60,6 +60,15 @@ class Plan:
     #: scenario 14: rounds of one wrk run (seconds each) per server and concurrency, one Redis and a Cluster
     cluster_rounds: int
     cluster_seconds: float
+    #: scenario 19: remote runs followed at once, the back's word pace (echo-slow), the window measured
+    #: once every run is followed and has been for the settle time
+    remote_runs: int
+    remote_word_delay_ms: int
+    remote_window_seconds: float
+    remote_settle_seconds: float
+    #: scenario 20: the seconds of each path's wrk run at c16 and at c1 (each then idle as long)
+    trips_seconds: float
+    trips_c1_seconds: float
 
     @classmethod
     def full(cls) -> Plan:
@@ -110,6 +119,14 @@ class Plan:
             # the same turns as scenario 13's: about 45 s with the Cluster's start and the warm-ups
             cluster_rounds=3,
             cluster_seconds=2,
+            # a brisk agent: a word every 200 ms, five events a second a run
+            remote_runs=20,
+            remote_word_delay_ms=200,
+            remote_window_seconds=15.0,
+            remote_settle_seconds=1.0,
+            # a few thousand creates at c16 (~2,000/s), over a thousand at c1
+            trips_seconds=3,
+            trips_c1_seconds=2,
         )
 
     @classmethod
@@ -156,4 +173,10 @@ class Plan:
             acks_seconds=1,
             cluster_rounds=1,
             cluster_seconds=1,
+            remote_runs=4,
+            remote_word_delay_ms=200,
+            remote_window_seconds=3.0,
+            remote_settle_seconds=0.5,
+            trips_seconds=1,
+            trips_c1_seconds=1,
         )
