@@ -1,4 +1,5 @@
-"""Fixtures of the upstream client's tests: raw servers on 127.0.0.1 (`raw_http.py`) and a client."""
+"""Fixtures of the upstream client's tests: raw servers on 127.0.0.1 (`raw_http.py`), a client, and the
+scriptable fake upstream the backends' tests call over real HTTP."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from server.upstream.http1 import Client
+from tests.fakes.http import FakeServer
 
 from .raw_http import Start, servers
 from .raw_http import client as new_client
@@ -22,3 +24,9 @@ async def start() -> AsyncIterator[Start]:
 async def client() -> AsyncIterator[Client]:
     async with new_client() as client:
         yield client
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeServer]:
+    async with FakeServer() as server:
+        yield server

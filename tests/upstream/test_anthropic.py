@@ -328,12 +328,6 @@ def test_decode_known_event_of_the_wrong_shape_is_malformed() -> None:
 # Over real HTTP
 
 
-@pytest.fixture
-async def fake() -> Any:
-    async with FakeServer() as server:
-        yield server
-
-
 def backend_for(server: FakeServer, **route: Any) -> AnthropicBackend:
     return AnthropicBackend(
         ModelRoute(match="*", backend="anthropic", base_url=server.base_url, api_key_env=KEY_ENV, **route)

@@ -370,12 +370,6 @@ def test_decode_skips_what_it_does_not_model() -> None:
 # Over real HTTP
 
 
-@pytest.fixture
-async def fake() -> Any:
-    async with FakeServer() as server:
-        yield server
-
-
 def backend_for(server: FakeServer, **route: Any) -> GeminiBackend:
     settings = {
         "match": "*",

@@ -300,12 +300,6 @@ def test_decode_a_known_event_that_breaks_the_types_is_malformed() -> None:
 # Over real HTTP
 
 
-@pytest.fixture
-async def fake() -> Any:
-    async with FakeServer() as server:
-        yield server
-
-
 def backend_for(server: FakeServer, **route: Any) -> InteractionsBackend:
     settings = {
         "match": "*",

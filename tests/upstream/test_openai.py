@@ -306,12 +306,6 @@ def test_decode_a_field_of_the_wrong_type_is_malformed() -> None:
 # Over real HTTP
 
 
-@pytest.fixture
-async def fake() -> Any:
-    async with FakeServer() as server:
-        yield server
-
-
 def backend_for(server: FakeServer, base_path: str = "", **route: Any) -> OpenAIBackend:
     base = server.base_url + base_path
     return OpenAIBackend(ModelRoute(match="*", backend="openai", base_url=base, api_key_env=KEY_ENV, **route))
