@@ -24,6 +24,8 @@ from server.runner.handle import DISCONNECTED
 from server.runtime import Runtime
 from server.store.store import Store
 
+from .fakes.proxy import without_proxies
+from .fakes.tls import CertificateAuthority
 from .inproc import ThreadedApp, threaded, write_settings
 from .runner.harness import ScriptedBackend
 from .support import (
@@ -225,3 +227,15 @@ async def runtime(
     finally:
         await opened.registry.stop_all(DISCONNECTED, grace=2.0)
         await opened.close()
+
+
+@pytest.fixture(scope="session")
+def authority(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
+    """A CA of the tests' own (the TLS upstreams, receivers and MCP servers of the proxy tests)."""
+    return CertificateAuthority(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture
+def no_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """Only the proxies a test sets: none of the machine's."""
+    return without_proxies(monkeypatch)

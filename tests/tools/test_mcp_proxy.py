@@ -15,22 +15,15 @@ from server.tools.errors import McpServerUnavailable
 from server.tools.mcp import McpSessions
 from server.webhooks.addresses import AllowList
 from tests.fakes.mcp_server import RunningMcp, serving
-from tests.fakes.proxy import FakeProxy, without_proxies
+from tests.fakes.proxy import FakeProxy
 from tests.fakes.tls import CertificateAuthority
+
+#: only the proxies a test sets: none of the machine's (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_proxies")
 
 LOOPBACK = AllowList.parse(["127.0.0.0/8"])
 SETTINGS = ToolSettings(mcp_call_timeout_seconds=5.0, mcp_connect_timeout_seconds=5.0)
 NAME = "mcp.test"
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    return without_proxies(monkeypatch)
-
-
-@pytest.fixture(scope="module")
-def authority(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
-    return CertificateAuthority(tmp_path_factory.mktemp("ca"))
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from server.settings import ModelRoute
 from server.upstream.base import UpstreamError
 from server.upstream.http1 import ConnectFailed
 from server.upstream.transport import UpstreamClient, post_stream
-from tests.fakes.proxy import FakeProxy, without_proxies
+from tests.fakes.proxy import FakeProxy
 from tests.fakes.tls import CertificateAuthority
 
 from .raw_http import (
@@ -35,18 +35,10 @@ from .raw_http import (
 )
 from .raw_http import client as new_client
 
+#: only the proxies a test sets: none of the machine's (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_proxies")
+
 NAME = "upstream.test"  # a name only the proxy resolves (to 127.0.0.1)
-
-
-@pytest.fixture(scope="module")
-def authority(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
-    return CertificateAuthority(tmp_path_factory.mktemp("ca"))
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """Only the proxies a test sets: none of the machine's."""
-    return without_proxies(monkeypatch)
 
 
 def proxy_of(monkeypatch: pytest.MonkeyPatch, proxy: FakeProxy, userinfo: str = "") -> None:

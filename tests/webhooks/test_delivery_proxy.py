@@ -11,9 +11,12 @@ import pytest
 from server.outbound import Outbound
 from server.webhooks.addresses import AllowList
 from server.webhooks.delivery import Attempt, deliver
-from tests.fakes.proxy import FakeProxy, without_proxies
+from tests.fakes.proxy import FakeProxy
 from tests.fakes.tls import CertificateAuthority
 from tests.upstream.raw_http import Peer, RawServer, Start, servers, sized
+
+#: only the proxies a test sets: none of the machine's (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_proxies")
 
 LOOPBACK = AllowList.parse(["127.0.0.0/8"])
 NAME = "receiver.test"
@@ -23,16 +26,6 @@ NAME = "receiver.test"
 async def start() -> AsyncIterator[Start]:
     async with servers() as start:
         yield start
-
-
-@pytest.fixture(scope="module")
-def authority(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
-    return CertificateAuthority(tmp_path_factory.mktemp("ca"))
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    return without_proxies(monkeypatch)
 
 
 async def to_loopback(host: str, port: int) -> Sequence[str]:
