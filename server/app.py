@@ -13,6 +13,7 @@ from . import settings as settings_module
 from .api import agents, docs, generate, health, interactions, openapi, playground, search, webhooks
 from .api import metrics as metrics_api
 from .api import models as models_api
+from .api import usage as usage_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.openai import chat as openai_chat
@@ -45,6 +46,7 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
         agents=runtime.agents,
         listing=runtime.listing,
         purges=runtime.purges,
+        usage=runtime.store.usage,
     )
 
 
@@ -54,6 +56,7 @@ def _handlers(settings: Settings) -> list[ControllerRouterHandler]:
     return [
         *interactions.HANDLERS,
         *search.HANDLERS,
+        *usage_api.HANDLERS,
         *webhooks.HANDLERS,
         *agents.HANDLERS,
         *models_api.HANDLERS,

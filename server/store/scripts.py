@@ -25,10 +25,10 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_body", "_walk", "_notify"),
+    "create": ("_moves", "_index", "_body", "_walk", "_notify", "_usage"),
     "claim": ("_moves",),
     "append": ("_moves",),
-    "finish": ("_moves", "_body", "_notify"),
+    "finish": ("_moves", "_body", "_notify", "_usage"),
     "cancel": ("_moves",),
     "requeue": ("_moves",),
     "reap": (),
@@ -50,6 +50,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "agent_create": (),
     "agent_delete": (),
     "deletion_write": (),
+    "usage_add": ("_usage",),
 }
 
 
@@ -144,6 +145,7 @@ class Scripts:
         "set_input",
         "set_remote",
         "take",
+        "usage_add",
         "wake",
         "wake_again",
         "webhook_create",
@@ -193,3 +195,4 @@ class Scripts:
         self.agent_create = register("agent_create")
         self.agent_delete = register("agent_delete")
         self.deletion_write = register("deletion_write")
+        self.usage_add = register("usage_add")

@@ -44,6 +44,7 @@ from .runs import Runs
 from .scripts import Scripts
 from .search import Search
 from .signing_keys import SigningKeys
+from .usage import UsageStore
 from .webhook_outcomes import WebhookOutcomes
 from .webhooks import Webhooks
 
@@ -89,6 +90,7 @@ class Store:
         self.agents = Agents(redis, scripts)
         self.search = Search(scripts)
         self.deletions = Deletions(redis, scripts)
+        self.usage = UsageStore(redis, scripts, store.usage_ttl_seconds)
 
     def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | DirectCluster | None:
         """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for
