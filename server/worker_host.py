@@ -90,6 +90,18 @@ class WakingWorker(Worker):
         # stopping: the running jobs finish or are cancelled, and this loop with them
         await asyncio.get_running_loop().create_future()
 
+    async def _poll_iteration(self) -> None:
+        """arq's read of the whole queue, which also re-raises each finished job's error here: a job
+        cancelled as its worker stops re-raises its CancelledError, which must not end this loop while
+        the worker goes on (a loop ended so takes no more jobs and, not polling, no longer beats)."""
+        try:
+            await super()._poll_iteration()
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling() > 0:
+                raise
+            log.error("a job ended cancelled while its worker goes on; its worker keeps polling")
+
     async def _wait_for_work(self) -> str | None:
         """The job named by the next token, or None when the queue is to be read instead."""
         empty = 0
@@ -168,11 +180,13 @@ class WakingWorker(Worker):
 
     def _forget_finished(self) -> None:
         # what arq's _poll_iteration does after starting jobs: `_run` catches its job's errors, and one
-        # Redis failed to finish it with ends the poll loop, which is run again (WorkerHost._supervise)
+        # Redis failed to finish it with ends the poll loop, which is run again (WorkerHost._supervise);
+        # a job cancelled (the worker stopping) is not an error of the loop's: its result would cancel it
         for job_id, task in list(self.tasks.items()):
             if task.done():
                 del self.tasks[job_id]
-                task.result()
+                if not task.cancelled():
+                    task.result()
 
     def _release_sem_dec_counter_on_complete(self) -> None:
         super()._release_sem_dec_counter_on_complete()

@@ -469,6 +469,12 @@ async def close_clients() -> None:
         await client.aio.aclose()
 
 
-async def tenant_keys(redis: aioredis.Redis, tenant: str) -> list[bytes]:
-    """Every Redis key of a tenant."""
-    return [key async for key in redis.scan_iter(match=f"ix:{{{tenant}}}:*")]
+async def tenant_keys(redis: aioredis.Redis, tenant: str, *, usage: bool = False) -> list[bytes]:
+    """Every Redis key of a tenant but (unless `usage`) its usage totals, which no delete takes: they
+    are what it used (keys.usage)."""
+    found = [key async for key in redis.scan_iter(match=f"ix:{{{tenant}}}:*")]
+    return found if usage else [key for key in found if not _is_usage(key)]
+
+
+def _is_usage(key: bytes) -> bool:
+    return b"}:usage:" in key

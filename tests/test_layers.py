@@ -49,6 +49,9 @@ LONGER_MODULES = {
     # a run's every write under its fence (claim, log, settle with its usage, cancel, requeue, its remote
     # run's id), each beside the script it calls
     "server/store/runs.py": 320,
+    # arq's worker with its poll loop, its start of a job and its run of one replaced (each where arq has
+    # it, so that an upgrade of arq is read against one place), and the host that runs it
+    "server/worker_host.py": 320,
 }
 MAX_FUNCTION_LINES = 60
 

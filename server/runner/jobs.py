@@ -22,7 +22,7 @@ from ..protocol.steps import Step
 from ..store import keys
 from ..store.runs import Claim
 from . import assemble
-from .handle import SHUTDOWN, RunHandle
+from .handle import CANCELLED, SHUTDOWN, RunHandle
 from .log_sink import LogSink
 from .retried import through_outage
 from .services import UseCase
@@ -67,8 +67,21 @@ class BackgroundJobs(UseCase):
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling() == 0:
+                # not this job's cancel (a worker stopping) but its run's, before the run's first step,
+                # so the runner never saw it and settled nothing: the shield passed it on
+                await self._stopped_before_start(handle, tenant, interaction_id)
+                return
             await self._shut_down(handle, task, tenant, interaction_id, claim.fence)
             raise
+
+    async def _stopped_before_start(self, handle: RunHandle, tenant: str, interaction_id: str) -> None:
+        """A run stopped before it began: a cancel's is saved (nothing made); the others' (a takeover, an
+        unwritable log) are another process's or the reaper's to end."""
+        log.info("interaction %s was stopped (%s) before its run began", interaction_id, handle.reason)
+        if handle.reason == CANCELLED:
+            await self.settler.settle_without_run(tenant, interaction_id, Move.SAVE_CANCELLED, None)
 
     async def _retried(self, step: Callable[[], Awaitable[T]], what: str) -> T:
         """`step` tried again through an outage of the tenant's Redis (its Cluster node failing over while

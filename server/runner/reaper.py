@@ -3,7 +3,8 @@
 Its policy, per run found:
 - a cancel nobody saved: saved now, from the log;
 - finished meanwhile (or gone): forgotten;
-- background, its job still waiting in the queue: given more time;
+- background, its job still waiting in the queue: given more time, and a token that wakes a worker for it
+  (the one queued with it may have died with a worker);
 - background, queued and not started by its pickup deadline (its job lost, or taken by a worker that
   never claimed it): queued again;
 - background, its runner lost with attempts left and no output seen by anyone: re-run (a new job); or
@@ -78,6 +79,8 @@ class Reaper:
         member = keys.member(tenant, interaction_id)
         pickup = now_ms() + self.runner.pickup_ms
         if await self.store.jobs.waiting(tenant, interaction_id, run.fence):
+            # queued still, past its pickup deadline: its token may have died with a worker
+            await self.store.jobs.wake_for(tenant, interaction_id, run.fence)
             await self.store.runs.watch(tenant, interaction_id, pickup)
             return True
         if run.status == st.QUEUED:

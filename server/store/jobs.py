@@ -171,6 +171,17 @@ class Jobs:
         """Put back a token this worker took but will not act on (it is stopping), for another worker."""
         await self.commands.rpush(keys.wake(self.queue_name), job)
 
+    async def wake_for(self, tenant: str, interaction_id: str, fence: int) -> None:
+        """A token for a run's job still queued past its pickup deadline: the one queued with it went to a
+        worker that died before taking the job (a token is popped, then acted on). Without this one, only
+        a worker's full read of the queue would find the job, which comes after 15 empty waits for tokens:
+        never while other jobs keep coming. A token for a job that another worker takes meanwhile is
+        harmless (take.lua refuses it)."""
+        tokens = keys.wake(self.queue_name)
+        if await self.commands.rpush(tokens, keys.job_id(tenant, interaction_id, fence)) > _MAX_TOKENS:
+            # a backlog's tokens, kept as the queueing scripts keep them (the newest)
+            await self.commands.ltrim(tokens, -_MAX_TOKENS, -1)
+
     async def take(self, job: str, in_progress_ms: int) -> bytes | None:
         """Mark a queued job as taken by this worker and read it (take.lua); None if it is not there to
         take (another worker has it, it is gone, or deferred: then `on_deferred` hears when it is due)."""

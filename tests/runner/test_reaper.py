@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import redis.asyncio as aioredis
+
 from server.launch.redis_process import RedisProcess
 from server.protocol import lifecycle
 from server.protocol import status as st
@@ -94,3 +96,27 @@ async def test_a_job_taken_by_a_worker_that_never_claimed_it_is_run_by_another(
     finally:
         await host.stop(grace=0.5)
     assert not await runtime.store.runs.due()
+
+
+async def test_a_queued_job_whose_token_died_with_a_worker_gets_another(
+    runtime: Runtime, private_redis: RedisProcess
+) -> None:
+    """A worker pops a job's token, then acts on it: one that dies in between takes the token with it,
+    and the job waits in the queue where only a worker's full read of it (after 15 empty waits for tokens:
+    never under steady traffic) would find it. Past its pickup deadline the reaper gives it a token."""
+    interaction_id = (
+        await reply_of(runtime, TENANT, {"model": "echo", "input": "hi", "background": True})
+    ).interaction.id
+    assert interaction_id
+    job, tokens = keys.job_id(TENANT, interaction_id, 0), keys.wake(runtime.settings.worker.queue_name)
+    redis = aioredis.Redis.from_url(private_redis.url)
+    try:
+        assert await redis.lrem(tokens, 0, job) == 1  # popped by a worker that died with it
+
+        async def woken() -> bool:
+            return job.encode() in await redis.lrange(tokens, 0, -1)
+
+        await until_async(woken, within=10)
+    finally:
+        await redis.aclose()
+    assert await runtime.store.jobs.waiting(TENANT, interaction_id, 0)
