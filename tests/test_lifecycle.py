@@ -12,6 +12,8 @@ from google import genai
 from google.genai._interactions import BadRequestError, NotFoundError
 from google.genai.interactions import FunctionCallStep, FunctionResultStep
 
+from server.store.commands import typed
+
 from .replies import id_of, interaction, steps_of, text_of_step, usage_of
 from .support import Stack, sdk, tenant_keys
 
@@ -244,7 +246,7 @@ async def test_nothing_is_stored_for_store_false(
     assert await tenant_keys(redis, tenant) == []
     # but what it used, in the tenant's usage of the day (store/usage.py)
     kept = await tenant_keys(redis, tenant, usage=True)
-    assert len(kept) == 1 and await redis.hget(kept[0].decode(), "all|s:completed") == b"1"
+    assert len(kept) == 1 and await typed(redis).hget(kept[0].decode(), "all|s:completed") == b"1"
 
 
 def test_background_create_returns_at_once(beta: genai.Client) -> None:
