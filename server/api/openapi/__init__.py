@@ -24,6 +24,9 @@ from .schemas import schemas
 from .search import TAG as SEARCH_TAG
 from .search import TAG_VERTEX as SEARCH_TAG_VERTEX
 from .search import search_paths, search_schemas
+from .usage import TAG as USAGE_TAG
+from .usage import TAG_VERTEX as USAGE_TAG_VERTEX
+from .usage import usage_paths, usage_schemas
 from .webhooks import TAG, TAG_VERTEX, webhook_paths, webhook_schemas
 
 _SECURITY_SCHEMES: Json = {
@@ -74,6 +77,8 @@ def build(metrics: bool = False) -> bytes:
                 "Google's API",
             },
             {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+            {"name": USAGE_TAG, "description": "What this API key's interactions used: not in Google's API"},
+            {"name": USAGE_TAG_VERTEX, "description": "The same operation under Vertex's prefix"},
             {
                 "name": "Service",
                 "description": "Probes, this documentation and the metrics scrape; no API key needed",
@@ -85,6 +90,7 @@ def build(metrics: bool = False) -> bytes:
             **webhook_paths(),
             **agent_paths(),
             **model_paths(),
+            **usage_paths(),
             **service_paths(),
             **(metrics_path() if metrics else {}),
         },
@@ -95,6 +101,7 @@ def build(metrics: bool = False) -> bytes:
                 **agent_schemas(),
                 **model_schemas(),
                 **search_schemas(),
+                **usage_schemas(),
             },
             "headers": HEADERS,
             "securitySchemes": _SECURITY_SCHEMES,
