@@ -493,12 +493,13 @@ def test_a_live_chain_never_loses_its_head(short_ttl: ThreadedApp) -> None:
 
 
 def records(names: list[bytes]) -> list[bytes]:
-    """The interactions' hashes among a tenant's keys, without their bodies and the search indexes
-    (store/keys.py)."""
+    """The interactions' hashes among a tenant's keys, without their bodies, the search indexes and the
+    usage totals (store/keys.py)."""
     return [
         name
         for name in names
         if b":idx:" not in name
+        and b"}:usage:" not in name
         and not name.endswith(b":expiries")
         and not name.endswith(keys.BODY_SUFFIX.encode())
     ]

@@ -56,11 +56,13 @@ class Tenant:
             params = {**params, "page_token": token}
 
     def keys(self) -> list[str]:
-        """Every key of this tenant in the stack's Redis."""
+        """Every key of this tenant in the stack's Redis but its usage totals (which outlive what it
+        stored: keys.usage)."""
         store = redis.Redis.from_url(self.stack.redis_url)
         try:
             pattern = keys.tenant_prefix(self.id).replace("{", "[{]") + "*"
-            return [name.decode() for name in store.scan_iter(match=pattern, count=1000)]
+            found = [name.decode() for name in store.scan_iter(match=pattern, count=1000)]
+            return [name for name in found if "}:usage:" not in name]
         finally:
             store.close()
 
