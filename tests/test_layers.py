@@ -32,6 +32,8 @@ LAYERS: list[set[str]] = [
     {"search"},
     {"events"},
     {"runner"},
+    # the Triggers resource: interactions created on a schedule, by the runner's create
+    {"triggers"},
     {"runtime", "api"},
     {"worker_jobs", "launch"},
     {"worker_host"},
