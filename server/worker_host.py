@@ -27,36 +27,22 @@ import time
 from typing import Any
 
 from arq.jobs import DeserializationError, deserialize_job_raw
-from arq.worker import Worker, func
+from arq.worker import Worker
 from redis.exceptions import RedisError
 
 from .observability import metrics
 from .runner.due_jobs import DueJobs
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
-from .store import heartbeats
-from .store.jobs import (
-    DELETION_JOB,
-    DELIVERY_JOB,
-    EVENT_JOB,
-    JOB_NAME,
-    UNLEASED_JOB_PREFIXES,
-    Jobs,
-    job_deserializer,
-    job_serializer,
-)
+from .store import heartbeats, keys
+from .store.jobs import JOB_NAME, UNLEASED_JOB_PREFIXES, Jobs, job_deserializer, job_serializer
 from .store.outage import UNAVAILABLE
-from .worker_jobs import (
-    JOB_TIMEOUT_SECONDS,
-    delete_matching,
-    deliver_webhook,
-    dispatch_webhook_event,
-    run_interaction,
-    webhook_mark_ms,
-)
+from .worker_jobs import FUNCTIONS, webhook_mark_ms
 
 log = logging.getLogger(__name__)
 
+#: how long a trigger's fire job stays marked as its worker's (worker_host._in_progress_ms)
+TRIGGER_MARK_MS = 10_000
 #: an idle worker reads the queue after this many token waits (of `worker.poll_delay_ms`) came back empty
 FALLBACK_WAITS = 15
 
@@ -134,7 +120,11 @@ class WakingWorker(Worker):
     def _in_progress_ms(self, job_id: str) -> int:
         """How long a taken job is marked as this worker's. A run holds a lease of its own, so its mark
         can last a day; a webhook or deletion job has only this mark: a short one lets another worker take
-        it again soon after this one died mid-job (a deletion taken twice deletes nothing twice)."""
+        it again soon after this one died mid-job (a deletion taken twice deletes nothing twice). A
+        trigger's fire is a few round trips and a background create: its mark is shorter still, so that a
+        time whose worker died mid-fire is finished soon (firing it twice makes one execution)."""
+        if job_id.startswith(keys.TRIGGER_JOB_PREFIX):
+            return TRIGGER_MARK_MS
         if job_id.startswith(UNLEASED_JOB_PREFIXES):
             return self.webhook_in_progress_ms
         return self.in_progress_ms
@@ -186,12 +176,7 @@ class WorkerHost:
         self.worker = WakingWorker(
             jobs=runtime.store.jobs,
             webhook_in_progress_ms=webhook_mark_ms(runtime.settings.webhooks),
-            functions=[
-                func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
-                func(dispatch_webhook_event, name=EVENT_JOB),
-                func(deliver_webhook, name=DELIVERY_JOB),
-                func(delete_matching, name=DELETION_JOB),
-            ],
+            functions=FUNCTIONS,
             redis_pool=runtime.store.queue.redis,
             queue_name=settings.queue_name,
             handle_signals=False,

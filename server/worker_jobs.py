@@ -1,13 +1,17 @@
 """The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
-webhook event of an interaction's end, one webhook delivery attempt, and a delete by filter."""
+webhook event of an interaction's end, one webhook delivery attempt, a delete by filter, and a trigger's
+fire and its execution's timeout."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from arq.worker import Function, func
+
 from .observability import context, spans
 from .runtime import Runtime
 from .sections import WebhookSettings
+from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, TRIGGER_END_JOB, TRIGGER_JOB
 from .webhooks import addresses, delivery
 from .webhooks.pending import from_job
 
@@ -62,7 +66,30 @@ async def deliver_webhook(ctx: dict[str, Any], delivery: dict[str, Any]) -> None
     await runtime.webhook_sender.send(from_job(delivery))
 
 
+async def fire_trigger(ctx: dict[str, Any], tenant: str, trigger_id: str, scheduled_ms: int) -> None:
+    """One scheduled time of a trigger (server/triggers/firing.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.firing.fire(tenant, trigger_id, scheduled_ms)
+
+
+async def settle_trigger(ctx: dict[str, Any], tenant: str, trigger_id: str) -> None:
+    """An execution's timeout: settled, its interaction cancelled if still running (triggers/outcome.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.firing.settle(tenant, trigger_id)
+
+
 async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) -> None:
     """A delete by filter (server/search/deleting.py)."""
     runtime: Runtime = ctx["runtime"]
     await runtime.purges.run(tenant, deletion_id)
+
+
+#: every kind of job a worker runs, by the name it is queued under (store/jobs.py)
+FUNCTIONS: list[Function] = [
+    func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
+    func(dispatch_webhook_event, name=EVENT_JOB),
+    func(deliver_webhook, name=DELIVERY_JOB),
+    func(delete_matching, name=DELETION_JOB),
+    func(fire_trigger, name=TRIGGER_JOB),
+    func(settle_trigger, name=TRIGGER_END_JOB),
+]

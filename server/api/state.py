@@ -13,6 +13,7 @@ from ..runner.create import Creator
 from ..search.deleting import Purges
 from ..search.listing import Listing
 from ..settings import Settings
+from ..triggers.resource import TriggerResource
 from ..webhooks.dispatch import EventDispatch
 from ..webhooks.jwks import Keyring
 from ..webhooks.resource import WebhookResource
@@ -35,6 +36,8 @@ class AppState(msgspec.Struct, kw_only=True):
     keyring: Keyring
     #: the Agents resource (server/agents/resource.py)
     agents: AgentResource
+    #: the Triggers resource (server/triggers/resource.py)
+    triggers: TriggerResource
     #: lists of stored interactions, and deletes by filter (server/search/)
     listing: Listing
     purges: Purges

@@ -26,10 +26,15 @@ EVENT_JOB: Final = "dispatch_webhook_event"
 DELIVERY_JOB: Final = "deliver_webhook"
 #: the job that deletes what a filter matches (server/search/deleting.py)
 DELETION_JOB: Final = "delete_matching"
+#: the job that fires a trigger at one of its scheduled times, and the one due at an execution's timeout
+#: (server/triggers/firing.py)
+TRIGGER_JOB: Final = "fire_trigger"
+TRIGGER_END_JOB: Final = "settle_trigger"
 #: the ids of the jobs that hold no lease of their own start with these (webhook jobs: keys.event_job_id,
-#: webhooks/dispatch.py; deletions: keys.deletion_job_id): a worker marks them in progress for a short
-#: while, so that one killed mid-job is taken again soon, and one that failed stays queued to be tried again
-UNLEASED_JOB_PREFIXES: Final = ("wh", "del/")
+#: webhooks/dispatch.py; deletions: keys.deletion_job_id; trigger fires: keys.trigger_fire_job_id): a worker
+#: marks them in progress for a short while, so that one killed mid-job is taken again soon, and one that
+#: failed stays queued to be tried again
+UNLEASED_JOB_PREFIXES: Final = ("wh", "del/", keys.TRIGGER_JOB_PREFIX)
 
 
 def job_serializer(job: dict[str, object]) -> bytes:
