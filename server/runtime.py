@@ -126,7 +126,7 @@ class Runtime:
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)
         outcomes = Outcomes(store, self.control)
-        self.firing = Firing(store, self.creator, outcomes, settings.triggers)
+        self.firing = Firing(store, self.creator, outcomes, settings.triggers, self.server_keys)
         self.triggers = TriggerResource(store, self.creator, outcomes, self.firing, settings.triggers)
 
     @classmethod

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -26,14 +28,14 @@ from ..store.commands import now_ms
 from ..store.jobs import TRIGGER_END_JOB, TRIGGER_JOB
 from ..store.store import Store
 from ..store.triggers import FIRED, GONE, INACTIVE, STALE, ExecutionRecord, FireOutcome, TriggerRecord
-from . import template
+from . import headers, template
 from .outcome import Outcomes
 from .schedule import Schedule
 
 log = logging.getLogger(__name__)
 
 MISSED = "missed: no worker reached this time within [triggers] missed_after_seconds"
-_decode_template = msgspec.json.Decoder(dict[str, object]).decode
+_decode_template = msgspec.json.Decoder(dict[str, Any]).decode
 
 
 def scheduled_id(scheduled_ms: int) -> str:
@@ -42,7 +44,16 @@ def scheduled_id(scheduled_ms: int) -> str:
 
 
 class Firing:
-    def __init__(self, store: Store, creator: Creator, outcomes: Outcomes, settings: TriggerSettings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        creator: Creator,
+        outcomes: Outcomes,
+        settings: TriggerSettings,
+        server_keys: Sequence[bytes],
+    ) -> None:
+        #: open the MCP header values of its interactions' tools (any of them; headers.py)
+        self.server_keys = list(server_keys)
         self.store = store
         self.creator = creator
         self.outcomes = outcomes
@@ -141,7 +152,9 @@ class Firing:
         """Create the execution's interaction (once, whoever calls: its Idempotency-Key is the execution's)
         and queue the check at its timeout."""
         trigger_id = record.config.id
-        body = template.body_of(_decode_template(record.config.interaction), execution.prev)
+        stored = _decode_template(record.config.interaction)
+        opened = headers.opened(stored, tenant, trigger_id, self.server_keys)
+        body = template.body_of(opened, execution.prev)
         key = keys.trigger_idempotency_key(trigger_id, execution.id)
         try:
             request, steps, warnings = template.decoded(body)

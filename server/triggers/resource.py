@@ -10,14 +10,17 @@ job. A read settles the execution in progress first (outcome.py), so that what i
 
 from __future__ import annotations
 
+import msgspec
+
 from ..errors import LimitReached, TriggerNotFound
 from ..protocol import paging
+from ..protocol.codec import json_encoder
 from ..runner.create import Creator
 from ..sections import TriggerSettings
 from ..store.commands import now_ms
 from ..store.store import Store
 from ..store.triggers import TriggerConfig, TriggerRecord
-from . import rules, template
+from . import headers, rules, template
 from .firing import Firing
 from .outcome import Outcomes
 from .schedule import Schedule
@@ -37,6 +40,8 @@ class TriggerResource:
     def __init__(
         self, store: Store, creator: Creator, outcomes: Outcomes, firing: Firing, settings: TriggerSettings
     ) -> None:
+        #: seal the MCP header values of its interactions' tools (the first; headers.py)
+        self.server_keys = firing.server_keys
         self.store = store
         self.creator = creator
         self.outcomes = outcomes
@@ -47,12 +52,15 @@ class TriggerResource:
         now = now_ms()
         rules.environment(body.environment_id)
         schedule = rules.schedule(body.schedule, body.time_zone, self.settings, now)
+        trigger_id = rules.new_id()
+        checked = await template.check(self.creator, tenant, body.interaction)
+        stored = headers.sealed(checked, tenant, trigger_id, self.server_keys[0])
         config = TriggerConfig(
-            id=rules.new_id(),
+            id=trigger_id,
             create_ms=now,
             schedule=schedule.expression,
             time_zone=body.time_zone or "",
-            interaction=await template.check(self.creator, tenant, body.interaction),
+            interaction=msgspec.Raw(json_encoder.encode(stored)),
             execution_timeout_seconds=rules.timeout(body.execution_timeout_seconds, self.settings),
             max_consecutive_failures=rules.failure_limit(body.max_consecutive_failures),
         )

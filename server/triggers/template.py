@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from ..errors import InvalidArgument
 from ..protocol import views
 from ..protocol.codec import decode_create, json_encoder
@@ -45,8 +43,8 @@ def within(exc: InvalidArgument, field: str) -> InvalidArgument:
     return InvalidArgument(exc.message, f"{field}.{exc.field}" if exc.field else field)
 
 
-async def check(creator: Creator, tenant: str, template: Any) -> msgspec.Raw:
-    """The template as stored (its JSON), once it passed every check a create of it would."""
+async def check(creator: Creator, tenant: str, template: Any) -> dict[str, Any]:
+    """The template, once it passed every check a create of it would."""
     if not isinstance(template, dict) or not template:
         raise InvalidArgument("a trigger needs the interaction it creates (a create's body)", "interaction")
     if template.get("store") is False:
@@ -58,4 +56,4 @@ async def check(creator: Creator, tenant: str, template: Any) -> msgspec.Raw:
         creator.router.route(plan.config)
     except InvalidArgument as exc:
         raise within(exc, "interaction") from None
-    return msgspec.Raw(json_encoder.encode(template))
+    return template

@@ -7,7 +7,9 @@ from typing import Any
 
 import msgspec
 
+from ..protocol.codec import json_encoder
 from ..store.triggers import ExecutionRecord, TriggerRecord
+from .headers import hidden
 
 
 class CreateTrigger(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -82,7 +84,7 @@ def view(record: TriggerRecord) -> Trigger:
     config = record.config
     return Trigger(
         id=config.id,
-        interaction=config.interaction,
+        interaction=_shown(config.interaction),
         schedule=config.schedule,
         time_zone=config.time_zone,
         display_name=record.display_name,
@@ -112,3 +114,13 @@ def execution_view(trigger_id: str, record: ExecutionRecord) -> Execution:
         interaction_id=record.ix,
         error=record.error,
     )
+
+
+_template = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+def _shown(interaction: msgspec.Raw) -> msgspec.Raw:
+    """The interaction as stored, its MCP header values hidden (headers.py)."""
+    if b'"headers"' not in bytes(interaction):
+        return interaction
+    return msgspec.Raw(json_encoder.encode(hidden(_template(interaction))))

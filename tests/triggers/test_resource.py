@@ -3,17 +3,21 @@ server: every field, updates, paging, errors naming their field, limits, the Ver
 
 from __future__ import annotations
 
+import secrets
 from typing import Any, cast
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 from google import genai
 from google.genai._gaos.lib.compat_errors import APIStatusError
 from google.genai._gaos.types.interactions import CreateAgentInteractionParam
 
 from server.errors import InvalidArgument
 from server.sections import TriggerSettings
-from server.triggers import rules
+from server.store import keys
+from server.triggers import headers, rules
+from server.webhooks.secrets import SealError
 
 from ..support import new_key, sdk
 
@@ -232,3 +236,31 @@ def test_tenants_apart(base_url: str, client: genai.Client) -> None:
 
 def test_a_malformed_id_is_not_found(client: genai.Client) -> None:
     refused(lambda: client.triggers.get("not-a-trigger"), 404)
+
+
+async def test_mcp_header_values_are_sealed_and_hidden(
+    base_url: str, api_key: str, redis: aioredis.Redis, tenant: str
+) -> None:
+    http = httpx.AsyncClient(base_url=base_url, headers={"x-goog-api-key": api_key}, timeout=30)
+    server = {"type": "mcp_server", "name": "files", "url": "https://93.184.216.34/mcp"}
+    tool = {**server, "headers": {"Authorization": "Bearer s3cret-value"}}
+    body = {"interaction": {**HELLO, "tools": [tool]}, "schedule": YEARLY, "time_zone": "UTC"}
+    async with http:
+        made = await http.post("/v1beta/triggers", json=body)
+        assert made.status_code == 200, made.text
+        got = await http.get(f"/v1beta/triggers/{made.json()['id']}")
+    shown = made.json()["interaction"]["tools"][0]
+    assert shown == {**server, "headers": {"Authorization": headers.HIDDEN}}
+    assert got.json()["interaction"]["tools"][0] == shown
+    stored = await cast(Any, redis).hget(keys.trigger(tenant, made.json()["id"]), keys.TriggerField.CONFIG)
+    assert b"s3cret-value" not in stored and b"Authorization" in stored
+
+
+def test_header_values_open_with_their_trigger_only() -> None:
+    key = secrets.token_bytes(32)
+    template = {"tools": [{"type": "mcp_server", "headers": {"X-Key": "v"}}, {"type": "function"}]}
+    sealed = headers.sealed(template, "t1", "tr_a", key)
+    assert sealed["tools"][0]["headers"]["X-Key"] != "v" and sealed["tools"][1] == {"type": "function"}
+    assert headers.opened(sealed, "t1", "tr_a", [key]) == template
+    with pytest.raises(SealError):
+        headers.opened(sealed, "t1", "tr_b", [key])
