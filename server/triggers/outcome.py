@@ -43,7 +43,13 @@ class Outcomes:
             return False
         trigger_id = record.config.id
         execution = await self.store.triggers.execution(tenant, trigger_id, record.running)
-        if execution is None or execution.status != "in_progress":
+        if execution is None:
+            # dropped as the oldest of its trigger's executions: no longer in progress (the script frees it)
+            await self.store.triggers.settle(
+                tenant, trigger_id, record.running, "failed", "", now=now_ms(), failed=False, limit=0
+            )
+            return True
+        if execution.status != "in_progress":
             return False
         ended = await self._end_of(tenant, execution, record.config.execution_timeout_seconds * 1000)
         if ended is None:

@@ -6,7 +6,11 @@
 -- ARGV[5] '1' if it failed, ARGV[6] the trigger's failure limit (0: none)
 -- Returns 1 when settled, 0 when it was not in progress (settled already, or gone)
 local raw = redis.call('HGET', KEYS[2], ARGV[1])
-if not raw then return 0 end
+if not raw then
+  -- gone (dropped as the oldest of many): the trigger must not wait for it for ever
+  if redis.call('HGET', KEYS[1], 'running') == ARGV[1] then redis.call('HDEL', KEYS[1], 'running') end
+  return 0
+end
 local execution = cjson.decode(raw)
 if execution.status ~= 'in_progress' then return 0 end
 execution.status = ARGV[2]
