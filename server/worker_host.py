@@ -34,15 +34,13 @@ from .observability import metrics
 from .runner.due_jobs import DueJobs
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
-from .store import heartbeats, keys
-from .store.jobs import JOB_NAME, UNLEASED_JOB_PREFIXES, Jobs, job_deserializer, job_serializer
+from .store import heartbeats
+from .store.jobs import JOB_NAME, TRIGGER_MARK_MS, Jobs, job_deserializer, job_serializer, mark_of
 from .store.outage import UNAVAILABLE
 from .worker_jobs import FUNCTIONS, webhook_mark_ms
 
 log = logging.getLogger(__name__)
 
-#: how long a trigger's fire job stays marked as its worker's (worker_host._in_progress_ms)
-TRIGGER_MARK_MS = 10_000
 #: an idle worker reads the queue after this many token waits (of `worker.poll_delay_ms`) came back empty
 FALLBACK_WAITS = 15
 
@@ -118,16 +116,13 @@ class WakingWorker(Worker):
                 self.tasks[job_id] = task
 
     def _in_progress_ms(self, job_id: str) -> int:
-        """How long a taken job is marked as this worker's. A run holds a lease of its own, so its mark
-        can last a day; a webhook or deletion job has only this mark: a short one lets another worker take
-        it again soon after this one died mid-job (a deletion taken twice deletes nothing twice). A
-        trigger's fire is a few round trips and a background create: its mark is shorter still, so that a
-        time whose worker died mid-fire is finished soon (firing it twice makes one execution)."""
-        if job_id.startswith(keys.TRIGGER_JOB_PREFIX):
+        """How long a taken job is marked as this worker's, by its kind (store/jobs.py KINDS): a short
+        mark lets another worker take it again soon after this one died mid-job (a deletion taken twice
+        deletes nothing twice, a trigger's time fired twice makes one execution)."""
+        mark = mark_of(job_id)
+        if mark == "fire":
             return TRIGGER_MARK_MS
-        if job_id.startswith(UNLEASED_JOB_PREFIXES):
-            return self.webhook_in_progress_ms
-        return self.in_progress_ms
+        return self.webhook_in_progress_ms if mark == "attempt" else self.in_progress_ms
 
     async def _run(self, job_id: str, data: bytes) -> None:
         """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
@@ -150,9 +145,10 @@ class WakingWorker(Worker):
             raise
         except Exception:
             log.exception("job %s failed", job_id)
-            if job_id.startswith(UNLEASED_JOB_PREFIXES):
-                # a webhook or deletion job has no lease of its own to retry it (a Redis outage, say): it
-                # stays queued, and is taken again once its short mark runs out (its data lives a day at most)
+            if mark_of(job_id) != "run":
+                # a webhook, deletion or trigger job has no lease of its own to retry it (a Redis outage,
+                # say): it stays queued, and is taken again once its short mark runs out (its data lives a
+                # day past its due time at most)
                 return
         await asyncio.shield(self.jobs.finish(job_id))
 

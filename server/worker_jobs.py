@@ -11,7 +11,7 @@ from arq.worker import Function, func
 from .observability import context, spans
 from .runtime import Runtime
 from .sections import WebhookSettings
-from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, TRIGGER_END_JOB, TRIGGER_JOB
+from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, KINDS, TRIGGER_END_JOB, TRIGGER_JOB
 from .webhooks import addresses, delivery
 from .webhooks.pending import from_job
 
@@ -84,12 +84,18 @@ async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) ->
     await runtime.purges.run(tenant, deletion_id)
 
 
-#: every kind of job a worker runs, by the name it is queued under (store/jobs.py)
+#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under
+_FUNCTIONS: dict[str, Any] = {
+    JOB_NAME: run_interaction,
+    EVENT_JOB: dispatch_webhook_event,
+    DELIVERY_JOB: deliver_webhook,
+    DELETION_JOB: delete_matching,
+    TRIGGER_JOB: fire_trigger,
+    TRIGGER_END_JOB: settle_trigger,
+}
+#: what a worker registers: every kind of job (a kind with no function fails the import); a run's arq
+#: timeout is its mark's (our lease, not arq's, detects a lost run)
 FUNCTIONS: list[Function] = [
-    func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
-    func(dispatch_webhook_event, name=EVENT_JOB),
-    func(deliver_webhook, name=DELIVERY_JOB),
-    func(delete_matching, name=DELETION_JOB),
-    func(fire_trigger, name=TRIGGER_JOB),
-    func(settle_trigger, name=TRIGGER_END_JOB),
+    func(_FUNCTIONS[kind.name], name=kind.name, timeout=JOB_TIMEOUT_SECONDS if kind.mark == "run" else None)
+    for kind in KINDS
 ]
