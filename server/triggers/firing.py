@@ -100,8 +100,9 @@ class Firing:
         if outcome.what in (GONE, INACTIVE):
             return
         if outcome.what == STALE:
-            # stale: another run of this job (or an update) moved `next` between the read and the script
-            await self._again(tenant, record, scheduled_ms)
+            # another run of this job (or an update) moved `next` between the read and the script
+            if (current := await self.store.triggers.get(tenant, trigger_id)) is not None:
+                await self._again(tenant, current, scheduled_ms)
             return
         await self.queue(tenant, trigger_id, next_ms)
         await self._started(tenant, record, outcome)

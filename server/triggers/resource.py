@@ -79,7 +79,16 @@ class TriggerResource:
             found = await self.store.triggers.get(tenant, trigger_id)
         if found is None:
             raise TriggerNotFound(trigger_id)
+        await self._heal(tenant, found)
         return found
+
+    async def _heal(self, tenant: str, record: TriggerRecord) -> None:
+        """An active trigger whose next time passed long ago has lost its fire job (a failover of the
+        queue's Redis that lost the last writes, say): it is queued again (no-op if it is there), and its
+        fire records the times missed as any late fire does."""
+        overdue = now_ms() - 2 * self.settings.missed_after_seconds * 1000
+        if record.status == "active" and record.next_ms is not None and record.next_ms < overdue:
+            await self.firing.queue(tenant, record.config.id, record.next_ms)
 
     async def get(self, tenant: str, trigger_id: str) -> Trigger:
         return view(await self.record(tenant, trigger_id))

@@ -107,3 +107,13 @@ async def test_a_deleted_triggers_job_does_nothing(runtime: Runtime) -> None:
     await runtime.firing.fire(TENANT, trigger_id, record.next_ms)
     assert await runtime.store.triggers.get(TENANT, trigger_id) is None
     assert await runtime.store.redis.exists(keys.trigger_executions(TENANT, trigger_id)) == 0
+
+
+async def test_a_read_requeues_the_lost_job_of_a_time_long_past(runtime: Runtime) -> None:
+    trigger_id = await made(runtime)
+    # its next time passed 5 minutes ago and no job is queued for it (lost with a failover, say)
+    overdue = Schedule(MINUTELY, "Europe/Paris").next_after(now_ms() - 6 * 60_000)
+    await set_next(runtime, trigger_id, overdue)
+    assert not await queued(runtime, trigger_id, overdue)
+    await runtime.triggers.get(TENANT, trigger_id)
+    assert await queued(runtime, trigger_id, overdue)
