@@ -24,6 +24,9 @@ from .schemas import schemas
 from .search import TAG as SEARCH_TAG
 from .search import TAG_VERTEX as SEARCH_TAG_VERTEX
 from .search import search_paths, search_schemas
+from .triggers import TAG as TRIGGERS_TAG
+from .triggers import TAG_VERTEX as TRIGGERS_TAG_VERTEX
+from .triggers import trigger_paths, trigger_schemas
 from .webhooks import TAG, TAG_VERTEX, webhook_paths, webhook_schemas
 
 _SECURITY_SCHEMES: Json = {
@@ -66,6 +69,11 @@ def build(metrics: bool = False) -> bytes:
             {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
             {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+            {
+                "name": TRIGGERS_TAG,
+                "description": "The Triggers resource of this API key: scheduled interactions",
+            },
+            {"name": TRIGGERS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
             {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
             {
@@ -84,6 +92,7 @@ def build(metrics: bool = False) -> bytes:
             **_joined(interaction_paths(), search_paths()),
             **webhook_paths(),
             **agent_paths(),
+            **trigger_paths(),
             **model_paths(),
             **service_paths(),
             **(metrics_path() if metrics else {}),
@@ -93,6 +102,7 @@ def build(metrics: bool = False) -> bytes:
                 **schemas(),
                 **webhook_schemas(),
                 **agent_schemas(),
+                **trigger_schemas(),
                 **model_schemas(),
                 **search_schemas(),
             },
