@@ -24,6 +24,7 @@ from .api import (
 )
 from .api import metrics as metrics_api
 from .api import models as models_api
+from .api import usage as usage_api
 from .api.auth import Authenticator
 from .api.errors import EXCEPTION_HANDLERS
 from .api.openai import chat as openai_chat
@@ -57,6 +58,7 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
         triggers=runtime.triggers,
         listing=runtime.listing,
         purges=runtime.purges,
+        usage=runtime.store.usage,
     )
 
 
@@ -66,6 +68,7 @@ def _handlers(settings: Settings) -> list[ControllerRouterHandler]:
     return [
         *interactions.HANDLERS,
         *search.HANDLERS,
+        *usage_api.HANDLERS,
         *webhooks.HANDLERS,
         *agents.HANDLERS,
         *triggers.HANDLERS,

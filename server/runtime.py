@@ -17,6 +17,7 @@ from .agents.resource import AgentResource
 from .events.log import EventLog
 from .events.writer import LogWriter
 from .observability import tracing
+from .observability import usage as usage_metrics
 from .outbound import Outbound
 from .runner import signals
 from .runner.control import Control
@@ -135,6 +136,7 @@ class Runtime:
         _tune_collector()
         # in the process itself (a web process starts after granian forked it), before the store's scripts
         tracing.start(process)
+        usage_metrics.configure(settings.metrics.usage_by_tenant)
         runtime = cls(settings, await Store.open(settings))
         # a web process with no worker inside says when the queue waits for one (heartbeats.Unconsumed)
         await runtime._start_loops(watch_workers=process == "web" and not settings.worker.embedded)

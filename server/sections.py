@@ -20,13 +20,8 @@ NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 NonNegativeFloat = Annotated[float, msgspec.Meta(ge=0)]
 NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
-EnvName = Annotated[
-    str,
-    msgspec.Meta(
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="the name of an environment variable (letters, digits and _)",
-    ),
-]
+_ENV_NAME = "the name of an environment variable (letters, digits and _)"
+EnvName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description=_ENV_NAME)]
 HttpUrl = Annotated[str, msgspec.Meta(pattern=r"^https?://[^/]", description="an http:// or https:// URL")]
 if TYPE_CHECKING:
     BackendKind = str
@@ -79,6 +74,8 @@ class StoreSettings(Section):
     #: zset-max-listpack-entries (128 by default), which keeps each segment in its compact encoding
     index_bucket_size: PositiveInt = 64
     idempotency_ttl_seconds: PositiveInt = 24 * 3600
+    #: how long a day's usage totals (GET /{v}/usage) are kept after its last interaction ended
+    usage_ttl_seconds: PositiveInt = 400 * 24 * 3600
     #: the longest any Redis command may take (blocking reads: their block time plus this); past it the
     #: request answers 503 UNAVAILABLE instead of waiting on a Redis that hangs
     redis_timeout_seconds: PositiveFloat = 2.0
@@ -156,6 +153,8 @@ class MetricsSettings(Section):
     #: a `python -m workers` process serves its own /metrics on this port (0: none), for workers that do
     #: not share the web processes' PROMETHEUS_MULTIPROC_DIR
     worker_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0
+    #: the usage counters (ix_usage_*) get a `tenant` label: a series per tenant, for a few tenants
+    usage_by_tenant: bool = False
 
 
 class UpstreamRetrySettings(Section):

@@ -28,8 +28,9 @@ LAYERS: list[set[str]] = [
     {"tools"},
     # the Agents resource: stored agents, and how an interaction naming one runs (the runner applies it)
     {"agents"},
-    # finding stored interactions: lists, searches and deletes by filter, over the store's indexes
-    {"search"},
+    # finding stored interactions: lists, searches and deletes by filter, over the store's indexes; and
+    # what tenants used, over the totals the settles keep
+    {"search", "usage"},
     {"events"},
     {"runner"},
     # the Triggers resource: interactions created on a schedule, by the runner's create
@@ -47,9 +48,9 @@ LONGER_MODULES = {
     # the Responses API's streaming grammar: every event it renders, from our frames one by one and in
     # runs, in the one place the dialect's grammar lives
     "server/dialects/responses/events.py": 330,
-    # a run's every write under its fence (claim, log, settle, cancel, requeue, its remote run's id), each
-    # beside the script it calls
-    "server/store/runs.py": 310,
+    # a run's every write under its fence (claim, log, settle with its usage, cancel, requeue, its remote
+    # run's id), each beside the script it calls
+    "server/store/runs.py": 320,
     # every section of server.toml, each a Struct with the ranges of its values, in the one place the
     # settings' shapes live (config/server.toml documents them in the same order)
     "server/sections.py": 320,

@@ -241,7 +241,10 @@ async def test_nothing_is_stored_for_store_false(
 ) -> None:
     client = sdk(base_url, api_key)
     await client.aio.interactions.create(model="echo", input="stateless", store=False)
-    assert await tenant_keys(redis, tenant) == []
+    # but what it used, in the tenant's usage of the day (store/usage.py)
+    kept = await tenant_keys(redis, tenant)
+    assert [key for key in kept if b":usage:" not in key] == []
+    assert len(kept) == 1 and (await redis.hgetall(kept[0]))[b"all|s:completed"] == b"1"
 
 
 def test_background_create_returns_at_once(beta: genai.Client) -> None:

@@ -7,8 +7,10 @@ output kept. A foreground stream always ends, with the record's own end.
 
 from __future__ import annotations
 
+import random
 import signal
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -328,3 +330,46 @@ def test_a_killed_web_process_leaves_its_partial_output_in_the_failed_record(sta
     # the record holds what the log holds, which is all the client saw and perhaps a little more
     assert _text(record) == _replayed(url, key, interaction_id).text()
     assert _text(record).startswith(follower.text()) and len(follower.text().split()) >= 5
+
+
+def test_usage_totals_are_the_stored_interactions_through_cancels_and_killed_workers(stack: Stack) -> None:
+    """500 background runs, some cancelled, their workers SIGKILLed twice while they run (runs re-run or
+    failed, settled by runs or by the reaper): the tenant's usage totals (GET /v1beta/usage) are the sum
+    of what its stored interactions hold, each counted once by the status it ended with."""
+    url, key = stack.servers[0][1], new_key()
+    rng = random.Random(7)
+    worker = stack.start_worker()
+    ids: list[str] = []
+    with httpx.Client(base_url=url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        for n in range(500):
+            slow = n % 5 == 0  # 0.3 s of echo-slow: in flight when a worker is killed
+            body = {"model": "echo-slow" if slow else "echo", "input": " ".join(["w"] * rng.randint(1, 6))}
+            reply = http.post("/v1beta/interactions", json={**body, "background": True})
+            assert reply.status_code == 200, reply.text
+            ids.append(reply.json()["id"])
+            if rng.random() < 0.15:
+                http.post(f"/v1beta/interactions/{rng.choice(ids[-3:])}/cancel")
+            if n in (150, 350):
+                worker.signal(signal.SIGKILL)
+                worker.wait(5)
+                worker = stack.start_worker()
+        until(lambda: all(s not in _RUNNING for s in _statuses(stack, key, ids)), timeout=60, interval=0.2)
+        records = [http.get(f"/v1beta/interactions/{i}").json() for i in ids]
+        report = http.get("/v1beta/usage").json()
+    total = report["total"]
+    ended = Counter(record["status"] for record in records)
+    assert total["interactions"] == dict(ended)
+    assert len(ended) >= 3, ended  # completed, cancelled, and runs the killed workers left: seen
+    for name, field in (("input_tokens", "total_input_tokens"), ("output_tokens", "total_output_tokens")):
+        assert total[name] == sum((record.get("usage") or {}).get(field, 0) for record in records), name
+
+
+_RUNNING = ("queued", "in_progress", "cancelling", "")
+
+
+def _statuses(stack: Stack, key: str, ids: list[str]) -> list[str]:
+    with sync_redis.Redis.from_url(stack.redis_url) as client:
+        pipe = client.pipeline(transaction=False)
+        for interaction_id in ids:
+            pipe.hget(f"ix:{{{tenant_of(key)}}}:{interaction_id}", "status")
+        return [value.decode() if isinstance(value, bytes) else "" for value in pipe.execute()]

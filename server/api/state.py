@@ -13,6 +13,7 @@ from ..runner.create import Creator
 from ..search.deleting import Purges
 from ..search.listing import Listing
 from ..settings import Settings
+from ..store.usage import UsageStore
 from ..triggers.resource import TriggerResource
 from ..webhooks.dispatch import EventDispatch
 from ..webhooks.jwks import Keyring
@@ -41,3 +42,5 @@ class AppState(msgspec.Struct, kw_only=True):
     #: lists of stored interactions, and deletes by filter (server/search/)
     listing: Listing
     purges: Purges
+    #: what tenants used, day by day (GET /{v}/usage)
+    usage: UsageStore

@@ -87,3 +87,16 @@ TOOL_CALLS = Counter(
 TOOL_CALL_SECONDS = Histogram(
     "ix_tool_call_seconds", "One MCP tool call, from its request to its result", buckets=_LONG
 )
+#: the usage totals (GET /{v}/usage), counted once an interaction's settle landed (observability/usage.py);
+#: `tenant` is empty unless [metrics] usage_by_tenant
+USAGE_INTERACTIONS = Counter(
+    "ix_usage_interactions_total",
+    "Interactions ended, as the usage totals count them",
+    ["model", "status", "tenant"],
+)
+USAGE_TOKENS = Counter(
+    "ix_usage_tokens_total", "Tokens of the interactions ended, by kind", ["model", "kind", "tenant"]
+)
+USAGE_CALLS = Counter(
+    "ix_usage_model_calls_total", "Model calls of the interactions ended", ["model", "tenant"]
+)

@@ -117,6 +117,11 @@ def stop() -> None:
     export.process_exit()
 
 
+def model_label(name: str) -> str:
+    """The label a model's metrics carry: the route that matches it (bounded by the configuration)."""
+    return _model(name).label
+
+
 def _model(name: str) -> _Model:
     found = _models.get(name)
     if found is not None:

@@ -16,10 +16,10 @@ from ..errors import InvalidArgument, KeyUsed, NotFound
 from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
-from ..protocol.interaction import CreateRequest, is_interaction_id
+from ..protocol.interaction import CreateRequest, Usage, is_interaction_id
 from ..protocol.records import Record
 from ..protocol.steps import Step
-from ..store import keys
+from ..store import keys, search_tags
 from ..store.commands import now_ms
 from ..store.interactions import Chain
 from ..store.new_records import NewRecord
@@ -72,7 +72,7 @@ class Creator(UseCase):
         plan.stored.dialect = dialect
         backend, upstream_model = self.router.route(plan.config)
         if plan.mode is Mode.STATELESS:
-            return await self._stateless(plan, backend, upstream_model)
+            return await self._stateless(tenant, plan, backend, upstream_model)
         prev = plan.previous_interaction_id
         if prev is not None and not is_interaction_id(prev):
             # before the key is remembered: a refused create must not leave it pointing at nothing
@@ -102,7 +102,7 @@ class Creator(UseCase):
     # -- the executors -----------------------------------------------------------------------------------
 
     async def _stateless(
-        self, plan: CreatePlan, backend: Backend, upstream_model: str
+        self, tenant: str, plan: CreatePlan, backend: Backend, upstream_model: str
     ) -> Reply | EventStream:
         metrics.created(plan.config.model or plan.config.agent or "", "stateless")
         fill_function_result_names([], plan.input_steps)
@@ -110,10 +110,15 @@ class Creator(UseCase):
         backend.check(request)
         spec = self._spec(None, None, plan, request, backend)
         handle = RunHandle(None)
+        tags = search_tags.tags_of(plan.config, None, plan.stored.dialect)
+
+        async def count(status: str, usage: Usage | None, calls: int) -> None:
+            await self.store.usage.add(tenant, tags, status, usage, calls)
+
         if not plan.stream:
-            return self._answer(await self.runner.run(spec, handle, NullSink(spec, None)), plan)
+            return self._answer(await self.runner.run(spec, handle, NullSink(spec, None, count)), plan)
         listener: Listener = asyncio.Queue()
-        self.registry.start(handle, self.runner.run(spec, handle, NullSink(spec, listener)))
+        self.registry.start(handle, self.runner.run(spec, handle, NullSink(spec, listener, count)))
         return self._stream(listener, handle)
 
     async def _inline(

@@ -120,6 +120,7 @@ class LogSink(Numbered):
                 output=end.output,
                 updated=final.updated or views.timestamp(),
                 events=events,
+                calls=self.spec.calls.n,
             )
 
         await through_outage(

@@ -125,6 +125,7 @@ class Runner:
         attempt = 0
         while True:
             produced = False
+            spec.calls.n += 1
             try:
                 async with contextlib.aclosing(spec.backend.stream(spec.request)) as events:
                     async for event in events:

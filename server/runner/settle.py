@@ -57,6 +57,8 @@ class Settler:
                 output=output,
                 updated=final.updated or views.timestamp(),
                 events=[sse.frame(update), sse.frame(last)],
+                # the calls of a run that is gone are not known: one made what its log holds
+                calls=1 if output.steps or output.usage else 0,
             )
         except (StoreConflict, NotFound):
             return False

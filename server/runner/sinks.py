@@ -12,6 +12,8 @@ race with a cancel or a takeover is resolved is the sink's.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
 import msgspec
@@ -20,16 +22,19 @@ from ..errors import AlreadyStored
 from ..protocol import sse, views
 from ..protocol import status as st
 from ..protocol.events import ErrorEvent, Event, InteractionCompleted, InteractionStatusUpdate
-from ..protocol.interaction import ErrorInfo, Interaction
+from ..protocol.interaction import ErrorInfo, Interaction, Usage
 from ..protocol.lifecycle import Event as Move
 from ..protocol.records import Output
 from ..protocol.steps import Step
 from ..store.interactions import Chain, Interactions
 from ..store.new_records import NewRecord
+from ..store.outage import UNAVAILABLE
 from ..upstream.base import UpstreamError
 from .histories import Histories
 from .retried import through_outage
 from .spec import RunSpec
+
+log = logging.getLogger(__name__)
 
 #: what a foreground stream's queue carries: a frame, or None when the run is over
 Listener = asyncio.Queue[bytes | None]
@@ -108,12 +113,18 @@ class Numbered:
         return None
 
 
-class NullSink(Numbered):
-    """store=false: the caller's stream (if any) gets each frame at once."""
+#: counts what a call that stores nothing used: its status, usage and model calls (store/usage.py)
+CountUsage = Callable[[str, Usage | None, int], Awaitable[None]]
 
-    def __init__(self, spec: RunSpec, listener: Listener | None) -> None:
+
+class NullSink(Numbered):
+    """store=false: the caller's stream (if any) gets each frame at once; what it used is counted once it
+    has its end (`count`), which no Redis outage makes fail: that count is lost, with a warning."""
+
+    def __init__(self, spec: RunSpec, listener: Listener | None, count: CountUsage | None = None) -> None:
         super().__init__(spec, framed=listener is not None)
         self.listener: Listener | None = listener
+        self.count = count
 
     def emit(self, event: Event) -> None:
         _seq, frame = self.number(event)
@@ -129,6 +140,11 @@ class NullSink(Numbered):
             self.emit(event)
         if self.listener is not None:
             self.listener.put_nowait(END)
+        if self.count is not None and (end.produced or end.error is None):
+            try:
+                await self.count(end.status, end.output.usage, self.spec.calls.n)
+            except UNAVAILABLE as exc:
+                log.warning("the usage of a call that stores nothing was not counted (Redis: %s)", exc)
         return RunResult(interaction=final, error=end.error, produced=end.produced)
 
     async def abandon(self, reason: str) -> RunResult:
@@ -180,6 +196,7 @@ class RecordSink(Numbered):
             config=spec.config,
             input_steps=self.input_steps,
             output=end.output,
+            calls=spec.calls.n,
         )
         tenant, interaction_id = spec.tenant, spec.interaction_id
 

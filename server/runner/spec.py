@@ -11,6 +11,15 @@ from ..upstream.base import Backend, UpstreamRequest
 from .history import model_steps
 
 
+class Calls:
+    """A count of model calls."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class RunSpec(msgspec.Struct, kw_only=True):
     """`tenant`/`interaction_id` are None for `store=false`."""
 
@@ -26,6 +35,9 @@ class RunSpec(msgspec.Struct, kw_only=True):
     #: step events its log holds already: a re-run following a remote run from its start builds them again
     #: and shows only those after them
     shown: int = 0
+    #: the model calls this run has made (each attempt, each turn of a tool loop): its settle counts them.
+    #: One counter shared by the copies a tool loop makes of the spec for each of its calls
+    calls: Calls = msgspec.field(default_factory=Calls)
     created: str
     previous_interaction_id: str | None = None
     config: StoredConfig

@@ -13,6 +13,7 @@ import msgspec
 from redis.asyncio import Redis
 
 from ..errors import AlreadyStored, ChainTooDeep, KeyUsed, NotFound, Unfinished
+from ..observability import usage as usage_metrics
 from ..protocol import lifecycle
 from ..protocol.records import Record
 from ..protocol.steps import Step
@@ -27,6 +28,7 @@ from .new_records import NewRecord, body, configured, key_args, packed_fields
 from .queue_side import QueueSide
 from .records import META_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
+from .usage import amounts, today_key
 
 _UNFINISHED = " ".join(sorted(lifecycle.UNFINISHED))
 
@@ -60,6 +62,7 @@ class Interactions:
         self.store = store
         self.ttl_ms = store.ttl_seconds * 1000
         self.lease_ms = int(runner.lease_seconds * 1000)
+        self.usage_ttl_ms = store.usage_ttl_seconds * 1000
 
     async def check_chain(self, tenant: str, previous_interaction_id: str | None, *, walk: bool) -> Chain:
         """Check (and keep alive) the chain a new interaction will continue, storing nothing yet; with
@@ -106,7 +109,8 @@ class Interactions:
         previous_interaction_id: str | None,
         chain: Chain,
     ) -> None:
-        """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran."""
+        """Store an interaction that has ended, continuing a chain `check_chain` checked before it ran; what
+        it used (its usage, its model calls) goes to its tenant's usage of the day in the same step."""
         packed = packed_fields(record, claimed=False, prev=previous_interaction_id, depth=chain.depth)
         await self._create(tenant, interaction_id, previous_interaction_id, "skip", chain, "", packed, record)
 
@@ -122,7 +126,7 @@ class Interactions:
         record: NewRecord | None = None,
     ) -> Chain:
         """`checked`: the chain as an earlier check found it (mode "skip"); `record`: the one `packed`
-        stores (None: none); one stored already ended queues its webhook job."""
+        stores (None: none); one stored already ended queues its webhook job and counts its usage."""
         ended = record is not None and record.status in lifecycle.NOTIFIED
         notify = event_job(self.queue_name, tenant, interaction_id, ends=ended)
         gate, *shared = notify.keys
@@ -132,6 +136,7 @@ class Interactions:
             keys=[
                 keys.interaction(tenant, interaction_id),
                 gate,
+                today_key(tenant),
                 *self.queue.script_keys(keys.RUNNING, *shared),
             ],
             args=[
@@ -151,16 +156,15 @@ class Interactions:
                 notify.ttl_ms,
                 notify.max_tokens,
                 "1" if record is not None and configured(record) else "",
-                (
-                    search_tags.tags_of(record.config.config, previous_interaction_id, record.config.dialect)
-                    if record
-                    else ""
-                ),
+                _tags(record, previous_interaction_id),
                 checked.root if checked else "",
                 *key_args(record.key if record else None),
                 *((body(record) if record else ""), self.store.index_bucket_size),
+                *(used := _usage_args(record, self.usage_ttl_ms)),
             ],
         )
+        if record is not None and used[0] and text(result[0]) == "ok":
+            _counted(tenant, record, used[0])
         if not self.queue.together:
             await self._after_create(result, member, watched=watched, notify=notify)
         steps = self._chain_steps(result, previous_interaction_id or "")
@@ -265,3 +269,24 @@ class Interactions:
     async def broadcast_forget(self, tenant: str) -> None:
         """Every process drops the histories it caches for this tenant (after a delete)."""
         await self.queue.forget_tenant(tenant)
+
+
+def _usage_args(record: NewRecord | None, ttl_ms: int) -> tuple[str, int, str]:
+    """create.lua's usage arguments: what a record stored already ended used; nothing for one that runs."""
+    if record is None or record.status not in lifecycle.FINISHED:
+        return "", ttl_ms, ""
+    usage = record.output.usage if record.output else None
+    return amounts(usage, record.calls), ttl_ms, record.status
+
+
+def _counted(tenant: str, record: NewRecord, used: str) -> None:
+    config = record.config.config
+    model = config.model or config.agent or ""
+    usage_metrics.counted(model.removeprefix("models/"), record.status, used, tenant)
+
+
+def _tags(record: NewRecord | None, previous_interaction_id: str | None) -> str:
+    """create.lua's search tags of the record it stores ('' for none)."""
+    if record is None:
+        return ""
+    return search_tags.tags_of(record.config.config, previous_interaction_id, record.config.dialect)

@@ -91,6 +91,14 @@ def search_expiries(tenant: str) -> str:
     return f"ix:{{{tenant}}}:expiries"
 
 
+def usage(tenant: str, day: str) -> str:
+    """HASH of what the tenant's interactions that ended on `day` (UTC, YYYY-MM-DD) used: `<group>|<what>`
+    -> a count, where a group is one of an interaction's search tags (`all`, its model's, its agent's, its
+    labels') and what is `s:<status>` (interactions that ended so), in, out, cached, thought, total (tokens)
+    or calls (model calls); added to by the step that settles an interaction (scripts/_usage.lua)."""
+    return f"ix:{{{tenant}}}:usage:{day}"
+
+
 def deletion(tenant: str, deletion_id: str) -> str:
     """HASH of a delete-by-filter job's progress (store/deletions.py)."""
     return f"ix:{{{tenant}}}:deletion:{deletion_id}"

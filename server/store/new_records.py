@@ -28,6 +28,8 @@ class NewRecord(msgspec.Struct, kw_only=True):
     input_steps: list[Step]
     #: set when the record is stored finished
     output: Output | None = None
+    #: the model calls it made, for one stored finished (its usage counts them: store/usage.py)
+    calls: int = 0
     #: the request's Idempotency-Key, recorded with it (create.lua)
     key: KeyClaim | None = None
 

@@ -15,20 +15,25 @@ import msgspec
 from redis.asyncio import Redis
 
 from ..errors import AttemptsExhausted, Fenced, NotFound, StaleJob, StatusChanged, StoreConflict
+from ..observability import usage as usage_metrics
 from ..protocol import lifecycle
 from ..protocol.lifecycle import Event
 from ..protocol.records import Output
 from ..settings import RunnerSettings, StoreSettings
-from . import keys
+from . import keys, search_tags
 from .commands import now_ms, text, typed
 from .jobs import event_job
 from .keys import Field
 from .queue_side import QueueSide
 from .records import encode
 from .scripts import Scripts
+from .usage import amounts, today_key
 
 _WRITABLE = " ".join(sorted(lifecycle.WRITABLE))
 _NOTIFIED = " ".join(sorted(lifecycle.NOTIFIED))
+#: the events finish.lua is given: each ends the interaction (it counts the interaction's usage)
+_ENDS = frozenset(lifecycle.END_EVENTS.values()) | {Event.STOP, Event.LOSE}
+assert all(target in lifecycle.FINISHED for (_s, ev), target in lifecycle.TRANSITIONS.items() if ev in _ENDS)
 #: how long a cancel's acknowledgement waits for a cancel to come and read it
 _ACK_TTL_MS = 60_000
 
@@ -103,6 +108,7 @@ class Runs:
         self.ttl_ms = store.ttl_seconds * 1000
         self.log_ttl_ms = store.event_log_ttl_seconds * 1000
         self.lease_ms = int(runner.lease_seconds * 1000)
+        self.usage_ttl_ms = store.usage_ttl_seconds * 1000
 
     async def claim(self, tenant: str, interaction_id: str, queued_fence: int) -> Claim:
         """CLAIM for the job queued under `queued_fence`: a new fence and a lease."""
@@ -166,11 +172,14 @@ class Runs:
         output: Output,
         updated: str,
         events: Sequence[tuple[int, bytes]] | Sequence[bytes],
+        calls: int = 0,
     ) -> Finished:
         """End a run by `event`: the status, the output and the terminal events, atomically.
 
         `fence=None` is an administrative settle (no live run): the events are numbered by Redis. An end
-        webhooks hear of queues their job in the same step."""
+        webhooks hear of queues their job in the same step, and the output's usage and the run's `calls`
+        (model calls) go to the tenant's usage of the day in it too (store/usage.py)."""
+        assert event in _ENDS, event
         notify = event_job(self.queue_name, tenant, interaction_id)
         args: list[Any] = [
             "" if fence is None else fence,
@@ -187,6 +196,8 @@ class Runs:
             notify.ttl_ms,
             notify.max_tokens,
             _NOTIFIED,
+            used := amounts(output.usage, calls),
+            self.usage_ttl_ms,
         ]
         for item in events:
             args += item if isinstance(item, tuple) else [item]
@@ -197,12 +208,14 @@ class Runs:
                 keys.events(tenant, interaction_id),
                 keys.cancel_ack(tenant, interaction_id),
                 gate,
+                today_key(tenant),
                 *self.queue.script_keys(keys.RUNNING, *shared),
             ],
             args=args,
         )
         if text(result[0]) != "ok":
             raise _refused(interaction_id, result)
+        usage_metrics.counted(search_tags.model_of(text(result[4])), text(result[2]), used, tenant)
         if not self.queue.together:
             # in this order: a crash between leaves an ended run watched, which the reaper finishes off
             if text(result[3]):

@@ -25,10 +25,10 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_body", "_walk", "_notify"),
+    "create": ("_moves", "_index", "_body", "_walk", "_notify", "_usage"),
     "claim": ("_moves",),
     "append": ("_moves",),
-    "finish": ("_moves", "_body", "_notify"),
+    "finish": ("_moves", "_body", "_notify", "_usage"),
     "cancel": ("_moves",),
     "requeue": ("_moves",),
     "reap": (),
@@ -56,6 +56,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "trigger_fire": (),
     "trigger_started": (),
     "trigger_settle": (),
+    "usage_add": ("_usage",),
 }
 
 
@@ -156,6 +157,7 @@ class Scripts:
         "trigger_settle",
         "trigger_started",
         "trigger_update",
+        "usage_add",
         "wake",
         "wake_again",
         "webhook_create",
@@ -211,3 +213,4 @@ class Scripts:
         self.trigger_fire = register("trigger_fire")
         self.trigger_started = register("trigger_started")
         self.trigger_settle = register("trigger_settle")
+        self.usage_add = register("usage_add")

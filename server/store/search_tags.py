@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Final
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from ..protocol.interaction import InteractionConfig
 
@@ -24,6 +24,17 @@ ROOT: Final = "root"
 
 def _encoded(value: str) -> str:
     return quote(value, safe="")
+
+
+def model_of(tags: str) -> str:
+    """The model (or else the agent) a record's tags name ('' for none)."""
+    agent = ""
+    for tag in tags.split():
+        if tag.startswith("m:"):
+            return unquote(tag[2:])
+        if tag.startswith("a:"):
+            agent = unquote(tag[2:])
+    return agent
 
 
 def model_tag(model: str) -> str:

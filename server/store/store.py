@@ -46,6 +46,7 @@ from .scripts import Scripts
 from .search import Search
 from .signing_keys import SigningKeys
 from .triggers import Triggers
+from .usage import UsageStore
 from .webhook_outcomes import WebhookOutcomes
 from .webhooks import Webhooks
 
@@ -92,6 +93,7 @@ class Store:
         self.triggers = Triggers(redis, scripts)
         self.search = Search(scripts)
         self.deletions = Deletions(redis, scripts)
+        self.usage = UsageStore(redis, scripts, store.usage_ttl_seconds)
 
     def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | DirectCluster | None:
         """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for

@@ -49,6 +49,37 @@ accepted and each key is its own tenant; an interaction of another key answers 4
 """
 
 
+#: the document's tags, in the order its readers see the resources
+_TAGS: list[Json] = [
+    {"name": "Interactions"},
+    {
+        "name": "Interactions (Vertex paths)",
+        "description": "The same operations under Vertex's prefix",
+    },
+    {"name": TAG, "description": "The Webhooks resource of this API key"},
+    {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
+    {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
+        "name": TRIGGERS_TAG,
+        "description": "The Triggers resource of this API key: scheduled interactions",
+    },
+    {"name": TRIGGERS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
+    {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
+        "name": SEARCH_TAG,
+        "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
+        "Google's API",
+    },
+    {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
+        "name": "Service",
+        "description": "Probes, this documentation and the metrics scrape; no API key needed",
+    },
+]
+
+
 @functools.cache
 def build(metrics: bool = False) -> bytes:
     """The document; `metrics`: /metrics is served on this port, so it is described."""
@@ -59,34 +90,7 @@ def build(metrics: bool = False) -> bytes:
             "version": "2026-05-20",
             "description": _DESCRIPTION,
         },
-        "tags": [
-            {"name": "Interactions"},
-            {
-                "name": "Interactions (Vertex paths)",
-                "description": "The same operations under Vertex's prefix",
-            },
-            {"name": TAG, "description": "The Webhooks resource of this API key"},
-            {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
-            {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {
-                "name": TRIGGERS_TAG,
-                "description": "The Triggers resource of this API key: scheduled interactions",
-            },
-            {"name": TRIGGERS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
-            {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {
-                "name": SEARCH_TAG,
-                "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
-                "Google's API",
-            },
-            {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {
-                "name": "Service",
-                "description": "Probes, this documentation and the metrics scrape; no API key needed",
-            },
-        ],
+        "tags": _TAGS,
         "security": [{name: []} for name in _SECURITY_SCHEMES],
         "paths": {
             **_joined(interaction_paths(), search_paths()),

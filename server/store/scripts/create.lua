@@ -3,10 +3,11 @@
 -- (one key); its older ancestors, whose earliest expiry each interaction notes in `cexp`, only when that
 -- comes before the new turn's, and then all of them, to half a TTL beyond it: so the O(depth) walk happens
 -- at most once per half TTL of a conversation, unless the caller needs the chain's steps (`walk`).
--- An interaction stored already ended queues its webhook job (_notify.lua) when the caller gives one.
--- KEYS[1] the interaction's hash, KEYS[2] the tenant's enabled webhooks, then the shared keys when they
--- are on this Redis (store/queue_side.py): KEYS[3] the running set, KEYS[4..6] the webhook job's key, the
--- queue, the token list
+-- An interaction stored already ended queues its webhook job (_notify.lua) when the caller gives one, and
+-- adds what it used to its tenant's usage of the day (_usage.lua).
+-- KEYS[1] the interaction's hash, KEYS[2] the tenant's enabled webhooks, KEYS[3] the tenant's usage of the
+-- day, then the shared keys when they are on this Redis (store/queue_side.py): KEYS[4] the running set,
+-- KEYS[5..7] the webhook job's key, the queue, the token list
 -- ARGV[1] tenant key prefix, ARGV[2] previous interaction id or '', ARGV[3] ttl ms, ARGV[4] max depth,
 -- ARGV[5] now ms, ARGV[6] chain: 'walk' (check it, return its steps), 'check', or 'skip' (checked before)
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms, if
@@ -19,7 +20,9 @@
 -- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
 -- interaction, from an earlier check ('' if none), ARGV[19] the key of the request's Idempotency-Key ('' for
 -- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms, ARGV[22] its body (its
--- blobs as netstrings, _body.lua), ARGV[23] the most members of a search index's segment (_index.lua)
+-- blobs as netstrings, _body.lua), ARGV[23] the most members of a search index's segment (_index.lua),
+-- ARGV[24] for one stored ended, what it used (_usage.lua's amounts; '' for one that has not ended),
+-- ARGV[25] the usage's ttl ms, ARGV[26] the status it ended with
 -- A key is recorded with the interaction it made, in this one step; a key whose interaction still exists
 -- answers {'repeat', what it recorded} and stores nothing; one whose interaction is gone (deleted) is this
 -- request's now.
@@ -87,8 +90,9 @@ if ARGV[10] ~= '' then
   redis.call('SET', KEYS[1] .. BODY_SUFFIX, ARGV[22], 'PXAT', now + ttl)
   if ARGV[19] ~= '' then redis.call('SET', ARGV[19], ARGV[20], 'PX', ARGV[21]) end
   add_to_indexes(prefix, id, tags, score, now, ttl, now + ttl + math.floor(ttl / 2), tonumber(ARGV[23]))
-  if ARGV[8] ~= '' and KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[8], ARGV[9]) end
-  due = queue_event_job({gate = KEYS[2], job_key = KEYS[4], queue = KEYS[5], wake = KEYS[6], job = ARGV[12],
+  if ARGV[8] ~= '' and KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[8], ARGV[9]) end
+  if ARGV[24] ~= '' then count_usage(KEYS[3], tags, ARGV[26], ARGV[24], ARGV[25]) end
+  due = queue_event_job({gate = KEYS[2], job_key = KEYS[5], queue = KEYS[6], wake = KEYS[7], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')
 end
 return {'ok', chain, chain_expiry, depth, root, due and '1' or ''}

@@ -1,0 +1,1 @@
+"""What tenants used: the usage report over the day totals the settles keep (store/usage.py)."""
