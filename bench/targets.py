@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .stats import ratio
+
 X = "\u00d7"  # the multiplication sign of ratios
 DASH = "\u2013"
 #: the stored variants of scenarios 1 and 5, as they are named in the results
@@ -409,6 +411,39 @@ def _generate(results: dict[str, Any]) -> list[Target]:
     ]
 
 
+def _triggers(results: dict[str, Any]) -> list[Target]:
+    """21 (issue 29): fire lateness of triggers due in one minute, and what registered ones cost idle."""
+    due = get(results, "triggers", "due") or {}
+    late = due.get("lateness") or {}
+    idle = get(results, "triggers", "idle") or {}
+    none = (idle.get("none") or {}).get("commandstats_per_s")
+    registered = (idle.get("registered_idle") or {}).get("commandstats_per_s")
+    cpu = (
+        (idle.get("none") or {}).get("cpu_percent_per_worker"),
+        (idle.get("registered_idle") or {}).get("cpu_percent_per_worker"),
+    )
+    return [
+        target(
+            "21",
+            f"trigger fire lateness, {due.get('triggers')} due in one minute, p99",
+            late.get("p99_ms"),
+            "<=",
+            1000,
+            " ms",
+            f"p50 {late.get('p50_ms')} ms, max {late.get('max_ms')} ms; {due.get('executions')} executions",
+        ),
+        target(
+            "21",
+            f"Redis commands/s idle with {idle.get('registered')} triggers registered vs none",
+            ratio(registered, none),
+            "<=",
+            1.0,
+            X,
+            f"{registered} vs {none} commands/s; worker CPU {cpu[1]} vs {cpu[0]} %",
+        ),
+    ]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -428,6 +463,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _retries,
     _dialects,
     _generate,
+    _triggers,
 )
 
 

@@ -10,7 +10,18 @@ from litestar import Litestar
 from litestar.types import ControllerRouterHandler
 
 from . import settings as settings_module
-from .api import agents, docs, generate, health, interactions, openapi, playground, search, webhooks
+from .api import (
+    agents,
+    docs,
+    generate,
+    health,
+    interactions,
+    openapi,
+    playground,
+    search,
+    triggers,
+    webhooks,
+)
 from .api import metrics as metrics_api
 from .api import models as models_api
 from .api import usage as usage_api
@@ -44,6 +55,7 @@ def _app_state(settings: Settings, runtime: Runtime) -> AppState:
         webhook_events=runtime.webhook_events,
         keyring=runtime.keyring,
         agents=runtime.agents,
+        triggers=runtime.triggers,
         listing=runtime.listing,
         purges=runtime.purges,
         usage=runtime.store.usage,
@@ -59,6 +71,7 @@ def _handlers(settings: Settings) -> list[ControllerRouterHandler]:
         *usage_api.HANDLERS,
         *webhooks.HANDLERS,
         *agents.HANDLERS,
+        *triggers.HANDLERS,
         *models_api.HANDLERS,
         *generate.HANDLERS,
         *health.HANDLERS,

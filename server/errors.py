@@ -8,6 +8,7 @@
     │   ├── NotFound                404, an interaction unknown to this tenant (or expired, or deleted)
     │   ├── WebhookNotFound         404, a webhook unknown to this tenant
     │   ├── AgentNotFound           404, an agent unknown to this tenant
+    │   ├── TriggerNotFound         404, a trigger unknown to this tenant
     │   ├── LimitReached            429 RESOURCE_EXHAUSTED, a per-tenant quota (webhooks.max_webhooks)
     │   ├── Unfinished              400, a chain cannot continue from a running interaction
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
@@ -89,6 +90,13 @@ class AgentNotFound(RequestError):
         self.agent_id = agent_id
 
 
+class TriggerNotFound(RequestError):
+    """A trigger that does not exist for this tenant (unknown, deleted, malformed or someone else's)."""
+
+    def __init__(self, trigger_id: str) -> None:
+        super().__init__(f"Trigger {shorten(trigger_id)!r} was not found")
+
+
 class LimitReached(RequestError):
     """A per-tenant quota is used up: Google answers quotas with 429 RESOURCE_EXHAUSTED. A retry does not
     help until the tenant frees some (the SDK retries 429s: a client with retries on waits for nothing)."""
@@ -156,6 +164,7 @@ HTTP_STATUS: Final[dict[type[RequestError], int]] = {
     NotFound: 404,
     WebhookNotFound: 404,
     AgentNotFound: 404,
+    TriggerNotFound: 404,
     LimitReached: 429,
     Unfinished: 400,
     ChainTooDeep: 400,

@@ -38,6 +38,9 @@ from .settings import Settings
 from .store import heartbeats, keys
 from .store.outage import Outage
 from .store.store import Store
+from .triggers.firing import Firing
+from .triggers.outcome import Outcomes
+from .triggers.resource import TriggerResource
 from .upstream.routing import Router
 from .webhooks import server_keys
 from .webhooks.addresses import AllowList
@@ -116,9 +119,16 @@ class Runtime:
             tools=settings.tools,
             allow=allow,
         )
+        self._found_and_scheduled(settings, store)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def _found_and_scheduled(self, settings: Settings, store: Store) -> None:
+        """Lists and deletes by filter; scheduled interactions (the fire jobs' work and the resource)."""
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)
-        self._tasks: list[asyncio.Task[None]] = []
+        outcomes = Outcomes(store, self.control)
+        self.firing = Firing(store, self.creator, outcomes, settings.triggers, self.server_keys)
+        self.triggers = TriggerResource(store, self.creator, outcomes, self.firing, settings.triggers)
 
     @classmethod
     async def open(cls, settings: Settings, process: str = "web") -> Runtime:

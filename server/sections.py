@@ -268,6 +268,24 @@ class AgentSettings(Section):
     max_agents: PositiveInt = 100
 
 
+class TriggerSettings(Section):
+    """The Triggers resource: scheduled interactions (README, "Triggers")."""
+
+    #: triggers one tenant may have; one more is a 429 RESOURCE_EXHAUSTED
+    max_triggers: PositiveInt = 100
+    #: the shortest gap a schedule may have between two of its times (over its next 100); a shorter one is
+    #: a 400 naming `schedule`. Below 60, six-field schedules (seconds first) can pass
+    min_interval_seconds: PositiveInt = 60
+    #: a scheduled time this late when a worker reaches it (nothing ran then) is recorded `skipped`, not run
+    missed_after_seconds: PositiveInt = 60
+    #: an execution's interaction still running this long after it started is `timed_out` (and cancelled),
+    #: when the trigger sets no `execution_timeout_seconds`; and the most a trigger may set
+    execution_timeout_seconds: PositiveInt = 600
+    max_execution_timeout_seconds: PositiveInt = 86400
+    #: executions kept per trigger, the oldest dropped
+    executions_kept: PositiveInt = 1000
+
+
 class OutboundSettings(Section):
     """Every call out: upstreams, webhooks, MCP servers (README, "Proxies and CA bundles"). Proxies are the
     environment's: HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY."""
@@ -290,6 +308,7 @@ class ServerToml(Section):
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     agents: AgentSettings = msgspec.field(default_factory=AgentSettings)
+    triggers: TriggerSettings = msgspec.field(default_factory=TriggerSettings)
     outbound: OutboundSettings = msgspec.field(default_factory=OutboundSettings)
 
 

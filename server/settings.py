@@ -60,6 +60,7 @@ from .sections import (
     StoreSettings,
     StreamDisconnect,
     ToolSettings,
+    TriggerSettings,
     UpstreamRetrySettings,
     WebhookSettings,
     WorkerSettings,
@@ -130,6 +131,7 @@ class Settings(msgspec.Struct, kw_only=True):
     webhooks: WebhookSettings
     tools: ToolSettings
     agents: AgentSettings
+    triggers: TriggerSettings
     outbound: OutboundSettings
     models: list[ModelRoute]
 

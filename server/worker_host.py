@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from arq.jobs import DeserializationError, deserialize_job_raw
-from arq.worker import Worker, func
+from arq.worker import Worker
 from redis.exceptions import RedisError
 
 from .observability import metrics
@@ -35,25 +35,9 @@ from .runner.due_jobs import DueJobs
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
-from .store.jobs import (
-    DELETION_JOB,
-    DELIVERY_JOB,
-    EVENT_JOB,
-    JOB_NAME,
-    UNLEASED_JOB_PREFIXES,
-    Jobs,
-    job_deserializer,
-    job_serializer,
-)
+from .store.jobs import JOB_NAME, TRIGGER_MARK_MS, Jobs, job_deserializer, job_serializer, mark_of
 from .store.outage import UNAVAILABLE
-from .worker_jobs import (
-    JOB_TIMEOUT_SECONDS,
-    delete_matching,
-    deliver_webhook,
-    dispatch_webhook_event,
-    run_interaction,
-    webhook_mark_ms,
-)
+from .worker_jobs import FUNCTIONS, webhook_mark_ms
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +128,13 @@ class WakingWorker(Worker):
                 self.tasks[job_id] = task
 
     def _in_progress_ms(self, job_id: str) -> int:
-        """How long a taken job is marked as this worker's. A run holds a lease of its own, so its mark
-        can last a day; a webhook or deletion job has only this mark: a short one lets another worker take
-        it again soon after this one died mid-job (a deletion taken twice deletes nothing twice)."""
-        if job_id.startswith(UNLEASED_JOB_PREFIXES):
-            return self.webhook_in_progress_ms
-        return self.in_progress_ms
+        """How long a taken job is marked as this worker's, by its kind (store/jobs.py KINDS): a short
+        mark lets another worker take it again soon after this one died mid-job (a deletion taken twice
+        deletes nothing twice, a trigger's time fired twice makes one execution)."""
+        mark = mark_of(job_id)
+        if mark == "fire":
+            return TRIGGER_MARK_MS
+        return self.webhook_in_progress_ms if mark == "attempt" else self.in_progress_ms
 
     async def _run(self, job_id: str, data: bytes) -> None:
         """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
@@ -172,9 +157,10 @@ class WakingWorker(Worker):
             raise
         except Exception:
             log.exception("job %s failed", job_id)
-            if job_id.startswith(UNLEASED_JOB_PREFIXES):
-                # a webhook or deletion job has no lease of its own to retry it (a Redis outage, say): it
-                # stays queued, and is taken again once its short mark runs out (its data lives a day at most)
+            if mark_of(job_id) != "run":
+                # a webhook, deletion or trigger job has no lease of its own to retry it (a Redis outage,
+                # say): it stays queued, and is taken again once its short mark runs out (its data lives a
+                # day past its due time at most)
                 return
         await asyncio.shield(self.jobs.finish(job_id))
 
@@ -200,12 +186,7 @@ class WorkerHost:
         self.worker = WakingWorker(
             jobs=runtime.store.jobs,
             webhook_in_progress_ms=webhook_mark_ms(runtime.settings.webhooks),
-            functions=[
-                func(run_interaction, name=JOB_NAME, timeout=JOB_TIMEOUT_SECONDS),
-                func(dispatch_webhook_event, name=EVENT_JOB),
-                func(deliver_webhook, name=DELIVERY_JOB),
-                func(delete_matching, name=DELETION_JOB),
-            ],
+            functions=FUNCTIONS,
             redis_pool=runtime.store.queue.redis,
             queue_name=settings.queue_name,
             handle_signals=False,

@@ -1,13 +1,17 @@
 """The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
-webhook event of an interaction's end, one webhook delivery attempt, and a delete by filter."""
+webhook event of an interaction's end, one webhook delivery attempt, a delete by filter, and a trigger's
+fire and its execution's timeout."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from arq.worker import Function, func
+
 from .observability import context, spans
 from .runtime import Runtime
 from .sections import WebhookSettings
+from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, KINDS, TRIGGER_END_JOB, TRIGGER_JOB
 from .webhooks import addresses, delivery
 from .webhooks.pending import from_job
 
@@ -62,7 +66,36 @@ async def deliver_webhook(ctx: dict[str, Any], delivery: dict[str, Any]) -> None
     await runtime.webhook_sender.send(from_job(delivery))
 
 
+async def fire_trigger(ctx: dict[str, Any], tenant: str, trigger_id: str, scheduled_ms: int) -> None:
+    """One scheduled time of a trigger (server/triggers/firing.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.firing.fire(tenant, trigger_id, scheduled_ms)
+
+
+async def settle_trigger(ctx: dict[str, Any], tenant: str, trigger_id: str) -> None:
+    """An execution's timeout: settled, its interaction cancelled if still running (triggers/outcome.py)."""
+    runtime: Runtime = ctx["runtime"]
+    await runtime.firing.settle(tenant, trigger_id)
+
+
 async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) -> None:
     """A delete by filter (server/search/deleting.py)."""
     runtime: Runtime = ctx["runtime"]
     await runtime.purges.run(tenant, deletion_id)
+
+
+#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under
+_FUNCTIONS: dict[str, Any] = {
+    JOB_NAME: run_interaction,
+    EVENT_JOB: dispatch_webhook_event,
+    DELIVERY_JOB: deliver_webhook,
+    DELETION_JOB: delete_matching,
+    TRIGGER_JOB: fire_trigger,
+    TRIGGER_END_JOB: settle_trigger,
+}
+#: what a worker registers: every kind of job (a kind with no function fails the import); a run's arq
+#: timeout is its mark's (our lease, not arq's, detects a lost run)
+FUNCTIONS: list[Function] = [
+    func(_FUNCTIONS[kind.name], name=kind.name, timeout=JOB_TIMEOUT_SECONDS if kind.mark == "run" else None)
+    for kind in KINDS
+]

@@ -43,6 +43,8 @@ TEST_CONFIG: dict[str, dict[str, Any]] = {
     "worker": {"shutdown_grace_seconds": 3.0},
     "upstream_retry": {"attempts": 3, "backoff_initial_seconds": 0.05, "backoff_max_seconds": 0.2},
     "echo": {"slow_word_delay_ms": 50},
+    # six-field schedules (seconds first), so that a trigger's test waits seconds for its times, not minutes
+    "triggers": {"min_interval_seconds": 1},
 }
 
 

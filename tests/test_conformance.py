@@ -43,11 +43,14 @@ CHECKS = [
 #: has already finished), a webhook's create and update (a URI whose host resolves to a private address, or
 #: to nothing), and its list (a page token this server did not make), an agent's create (a `base_agent`
 #: that is not configured, an id taken) and its list (a page token), the interactions' list (a page token,
-#: a date-time the schema's format allows and Python's parser does not) and purge (the same date-times).
+#: a date-time the schema's format allows and Python's parser does not) and purge (the same date-times),
+#: a trigger's create (a cron expression, a zone, an interaction a create would refuse), its list (a page
+#: token, a filter), its update (an update_mask naming no field) and its executions' list (a page token).
 #: Every other check runs on them.
 _STATEFUL_REFUSALS = (
     "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks"
-    "|CreateAgent|ListAgents|ListInteractions|PurgeInteractions)"
+    "|CreateAgent|ListAgents|ListInteractions|PurgeInteractions|CreateTrigger|ListTriggers|UpdateTrigger"
+    "|ListTriggerExecutions)"
 )
 
 

@@ -33,6 +33,8 @@ LAYERS: list[set[str]] = [
     {"search", "usage"},
     {"events"},
     {"runner"},
+    # the Triggers resource: interactions created on a schedule, by the runner's create
+    {"triggers"},
     {"runtime", "api"},
     {"worker_jobs", "launch"},
     {"worker_host"},
@@ -49,9 +51,9 @@ LONGER_MODULES = {
     # a run's every write under its fence (claim, log, settle with its usage, cancel, requeue, its remote
     # run's id), each beside the script it calls
     "server/store/runs.py": 320,
-    # arq's worker with its poll loop, its start of a job and its run of one replaced (each where arq has
-    # it, so that an upgrade of arq is read against one place), and the host that runs it
-    "server/worker_host.py": 320,
+    # every section of server.toml, each a Struct with the ranges of its values, in the one place the
+    # settings' shapes live (config/server.toml documents them in the same order)
+    "server/sections.py": 320,
 }
 MAX_FUNCTION_LINES = 60
 

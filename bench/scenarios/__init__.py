@@ -14,7 +14,8 @@ on one Redis and on a 3-node Redis Cluster, from many tenants), deadlines.py (15
 the store's create),
 retries.py (16, issue 25: how late webhook retries start under steady traffic), dialects.py (17, issue 26:
 the same create and stream through OpenAI's Responses API and Google's Interactions API), generate.py (18,
-issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction).
+issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction),
+triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .plan import Plan
 from .relay import stream_relay
 from .replicas import replica_acks_cost
 from .retries import webhook_retries
+from .triggers import trigger_fires
 from .trips import round_trips
 from .upstream import upstream_path
 from .webhooks import webhook_delivery
@@ -66,6 +68,7 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "generate": generate_stream,
     "remote_follow": remote_follow,
     "round_trips": round_trips,
+    "triggers": trigger_fires,
 }
 
 #: each scenario's number, in bench/README.md and the Targets table: its place above

@@ -32,7 +32,7 @@ def _per_worker(feed_counts: Counter[int], ports: dict[int, int], workers: list[
     return counts
 
 
-async def _window(b: Bench, workers: list[Child], seconds: float) -> dict[str, Any]:
+async def window(b: Bench, workers: list[Child], seconds: float) -> dict[str, Any]:
     """Redis commands and CPU of the idle workers over `seconds`."""
     port = b.stack.redis.port
     assert port is not None
@@ -103,7 +103,7 @@ async def idle_workers(b: Bench) -> dict[str, Any]:
             ready = time.monotonic() - started
             await asyncio.sleep(plan.idle_settle_seconds)
             workers = own + extra
-            row = await _window(b, workers, plan.idle_window_seconds)
+            row = await window(b, workers, plan.idle_window_seconds)
             row["start_seconds"] = round(ready, 2)
             row["pickup"] = await _pickups(b, workers, f"idle{len(workers)}-")
             rows[str(len(workers))] = row

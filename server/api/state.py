@@ -14,6 +14,7 @@ from ..search.deleting import Purges
 from ..search.listing import Listing
 from ..settings import Settings
 from ..store.usage import UsageStore
+from ..triggers.resource import TriggerResource
 from ..webhooks.dispatch import EventDispatch
 from ..webhooks.jwks import Keyring
 from ..webhooks.resource import WebhookResource
@@ -36,6 +37,8 @@ class AppState(msgspec.Struct, kw_only=True):
     keyring: Keyring
     #: the Agents resource (server/agents/resource.py)
     agents: AgentResource
+    #: the Triggers resource (server/triggers/resource.py)
+    triggers: TriggerResource
     #: lists of stored interactions, and deletes by filter (server/search/)
     listing: Listing
     purges: Purges

@@ -63,7 +63,9 @@ class Unconsumed:
         self.warned = False
 
     async def check(self) -> None:
-        waiting = int(await self.redis.zcard(self.queue_name))
+        # the jobs due by now: a job queued for later (a trigger's next time, a webhook's retry) waits for
+        # its time, not for a worker, and a queue of those alone costs this check no second command
+        waiting = int(await self.redis.zcount(self.queue_name, "-inf", int(time.time() * 1000)))
         if not self.warned and waiting and await alive(self.redis, self.queue_name, self.interval) == 0:
             self.warned = True
             log.warning(

@@ -7,7 +7,7 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Literal
 
 import msgspec
 from arq.connections import ArqRedis
@@ -26,10 +26,45 @@ EVENT_JOB: Final = "dispatch_webhook_event"
 DELIVERY_JOB: Final = "deliver_webhook"
 #: the job that deletes what a filter matches (server/search/deleting.py)
 DELETION_JOB: Final = "delete_matching"
-#: the ids of the jobs that hold no lease of their own start with these (webhook jobs: keys.event_job_id,
-#: webhooks/dispatch.py; deletions: keys.deletion_job_id): a worker marks them in progress for a short
-#: while, so that one killed mid-job is taken again soon, and one that failed stays queued to be tried again
-UNLEASED_JOB_PREFIXES: Final = ("wh", "del/")
+#: the job that fires a trigger at one of its scheduled times, and the one due at an execution's timeout
+#: (server/triggers/firing.py)
+TRIGGER_JOB: Final = "fire_trigger"
+TRIGGER_END_JOB: Final = "settle_trigger"
+
+#: how long a worker's mark in progress holds a job of a kind (worker_host.WakingWorker._in_progress_ms):
+#: a run holds a lease of its own (claim.lua), so its mark can last a day; the others have only their mark,
+#: short, so that one whose worker died is taken again soon, and one that failed stays queued to be tried
+#: again: a webhook's or a purge's lasts one delivery attempt (worker_jobs.webhook_mark_ms), a trigger's
+#: fire TRIGGER_MARK_MS (a few round trips and a background create)
+Mark = Literal["run", "attempt", "fire"]
+TRIGGER_MARK_MS: Final = 10_000
+
+
+class JobKind(msgspec.Struct, frozen=True):
+    """One kind of job: the name it is queued under (its function's: worker_jobs.FUNCTIONS), how its ids
+    start (their schemes are keys.py's), and its mark in progress."""
+
+    name: str
+    #: "" for a run's (`tenant/id/fence`): what no other kind's id starts with
+    prefix: str
+    mark: Mark
+
+
+#: every kind of job, the queue's one table of them
+KINDS: Final = (
+    JobKind(JOB_NAME, "", "run"),
+    # keys.event_job_id, webhooks/pending.Delivery.job_id, keys.deletion_job_id, keys.trigger_fire_job_id
+    JobKind(EVENT_JOB, "whev/", "attempt"),
+    JobKind(DELIVERY_JOB, "wh/", "attempt"),
+    JobKind(DELETION_JOB, "del/", "attempt"),
+    JobKind(TRIGGER_JOB, keys.TRIGGER_JOB_PREFIX, "fire"),
+    JobKind(TRIGGER_END_JOB, keys.TRIGGER_JOB_PREFIX, "fire"),
+)
+
+
+def mark_of(job_id: str) -> Mark:
+    """The mark of a job, by its id (a run's, unless another kind's prefix starts it)."""
+    return next((kind.mark for kind in KINDS if kind.prefix and job_id.startswith(kind.prefix)), "run")
 
 
 def job_serializer(job: dict[str, object]) -> bytes:

@@ -145,6 +145,41 @@ def agent(tenant: str, agent_id: str) -> str:
     return f"ix:{{{tenant}}}:agent:{agent_id}"
 
 
+def triggers(tenant: str) -> str:
+    """ZSET of a tenant's trigger ids, scored by their creation (ms): the list, and its count."""
+    return f"ix:{{{tenant}}}:triggers"
+
+
+def trigger(tenant: str, trigger_id: str) -> str:
+    """HASH of one trigger (TriggerField names its fields)."""
+    return f"ix:{{{tenant}}}:trigger:{trigger_id}"
+
+
+def trigger_executions(tenant: str, trigger_id: str) -> str:
+    """HASH of a trigger's executions: execution id -> the execution (JSON, store/triggers.py)."""
+    return trigger(tenant, trigger_id) + ":ex"
+
+
+def trigger_execution_ids(tenant: str, trigger_id: str) -> str:
+    """ZSET of a trigger's execution ids, scored by their scheduled time (ms): their list, oldest first."""
+    return trigger(tenant, trigger_id) + ":exl"
+
+
+#: how the ids of trigger fire jobs start (one job per trigger and scheduled time: trigger_fire_job_id)
+TRIGGER_JOB_PREFIX: Final = "trig/"
+
+
+def trigger_fire_job_id(tenant: str, trigger_id: str, scheduled_ms: int) -> str:
+    """The arq job that fires a trigger at one scheduled time: one id per time, so that a time queued
+    twice (a fire re-run after its worker died) is one job."""
+    return f"{TRIGGER_JOB_PREFIX}{tenant}/{trigger_id}/{scheduled_ms}"
+
+
+def trigger_idempotency_key(trigger_id: str, execution_id: str) -> str:
+    """The Idempotency-Key an execution creates its interaction under: a fire run twice makes one."""
+    return f"trigger/{trigger_id}/{execution_id}"
+
+
 def webhook_delivered(tenant: str, event_id: str, target: str) -> str:
     """STRING set once an event reached a target, so that a retry queued before a late success (a worker
     killed after its receiver's 2xx, its job re-run) is not sent again."""
@@ -222,3 +257,26 @@ class WebhookField:
     SECRETS: Final = "secrets"
     #: events whose every retry failed, in a row (reset by a delivered event and by enabling it again)
     FAILS: Final = "fails"
+
+
+class TriggerField:
+    """Field names of a trigger's hash (the Lua scripts use the same literals)."""
+
+    #: what never changes after its create, as one JSON object (store/triggers.py TriggerConfig)
+    CONFIG: Final = "res"
+    #: its display_name (changed by an update: kept out of CONFIG)
+    NAME: Final = "name"
+    #: active, paused or error
+    STATUS: Final = "status"
+    #: when it fires next (ms); a fire job for that time is queued while it is active
+    NEXT: Final = "next"
+    LAST_RUN: Final = "last_run"
+    LAST_PAUSE: Final = "last_pause"
+    LAST_RESUME: Final = "last_resume"
+    UPDATED: Final = "update"
+    #: the last interaction it created, which its next one continues
+    PREV: Final = "prev"
+    #: executions failed (or timed out) in a row
+    FAILS: Final = "fails"
+    #: the id of its execution in progress, if any: a time that comes while it runs is skipped
+    RUNNING: Final = "running"

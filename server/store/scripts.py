@@ -50,6 +50,12 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "agent_create": (),
     "agent_delete": (),
     "deletion_write": (),
+    "trigger_create": (),
+    "trigger_update": (),
+    "trigger_delete": (),
+    "trigger_fire": (),
+    "trigger_started": (),
+    "trigger_settle": (),
     "usage_add": ("_usage",),
 }
 
@@ -145,6 +151,12 @@ class Scripts:
         "set_input",
         "set_remote",
         "take",
+        "trigger_create",
+        "trigger_delete",
+        "trigger_fire",
+        "trigger_settle",
+        "trigger_started",
+        "trigger_update",
         "usage_add",
         "wake",
         "wake_again",
@@ -195,4 +207,10 @@ class Scripts:
         self.agent_create = register("agent_create")
         self.agent_delete = register("agent_delete")
         self.deletion_write = register("deletion_write")
+        self.trigger_create = register("trigger_create")
+        self.trigger_update = register("trigger_update")
+        self.trigger_delete = register("trigger_delete")
+        self.trigger_fire = register("trigger_fire")
+        self.trigger_started = register("trigger_started")
+        self.trigger_settle = register("trigger_settle")
         self.usage_add = register("usage_add")

@@ -8,6 +8,7 @@
     webhooks      the tenants' webhooks                           (store/webhooks.py)
     signing_keys  the RS256 keys of webhook_config deliveries     (store/signing_keys.py)
     agents        the tenants' agents                             (store/agents.py)
+    triggers      the tenants' triggers and their executions      (store/triggers.py)
     search        pages of interactions found by the search indexes (store/search.py)
     deletions     the progress of delete-by-filter jobs           (store/deletions.py)
 
@@ -44,6 +45,7 @@ from .runs import Runs
 from .scripts import Scripts
 from .search import Search
 from .signing_keys import SigningKeys
+from .triggers import Triggers
 from .usage import UsageStore
 from .webhook_outcomes import WebhookOutcomes
 from .webhooks import Webhooks
@@ -88,6 +90,7 @@ class Store:
         self.webhooks = Webhooks(redis, scripts)
         self.signing_keys = SigningKeys(redis, scripts)
         self.agents = Agents(redis, scripts)
+        self.triggers = Triggers(redis, scripts)
         self.search = Search(scripts)
         self.deletions = Deletions(redis, scripts)
         self.usage = UsageStore(redis, scripts, store.usage_ttl_seconds)

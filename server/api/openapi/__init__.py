@@ -24,6 +24,9 @@ from .schemas import schemas
 from .search import TAG as SEARCH_TAG
 from .search import TAG_VERTEX as SEARCH_TAG_VERTEX
 from .search import search_paths, search_schemas
+from .triggers import TAG as TRIGGERS_TAG
+from .triggers import TAG_VERTEX as TRIGGERS_TAG_VERTEX
+from .triggers import trigger_paths, trigger_schemas
 from .usage import TAG as USAGE_TAG
 from .usage import TAG_VERTEX as USAGE_TAG_VERTEX
 from .usage import usage_paths, usage_schemas
@@ -49,6 +52,39 @@ accepted and each key is its own tenant; an interaction of another key answers 4
 """
 
 
+#: the document's tags, in the order its readers see the resources
+_TAGS: list[Json] = [
+    {"name": "Interactions"},
+    {
+        "name": "Interactions (Vertex paths)",
+        "description": "The same operations under Vertex's prefix",
+    },
+    {"name": TAG, "description": "The Webhooks resource of this API key"},
+    {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
+    {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
+        "name": TRIGGERS_TAG,
+        "description": "The Triggers resource of this API key: scheduled interactions",
+    },
+    {"name": TRIGGERS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
+    {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
+        "name": SEARCH_TAG,
+        "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
+        "Google's API",
+    },
+    {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {"name": USAGE_TAG, "description": "What this API key's interactions used: not in Google's API"},
+    {"name": USAGE_TAG_VERTEX, "description": "The same operation under Vertex's prefix"},
+    {
+        "name": "Service",
+        "description": "Probes, this documentation and the metrics scrape; no API key needed",
+    },
+]
+
+
 @functools.cache
 def build(metrics: bool = False) -> bytes:
     """The document; `metrics`: /metrics is served on this port, so it is described."""
@@ -59,36 +95,13 @@ def build(metrics: bool = False) -> bytes:
             "version": "2026-05-20",
             "description": _DESCRIPTION,
         },
-        "tags": [
-            {"name": "Interactions"},
-            {
-                "name": "Interactions (Vertex paths)",
-                "description": "The same operations under Vertex's prefix",
-            },
-            {"name": TAG, "description": "The Webhooks resource of this API key"},
-            {"name": TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {"name": AGENTS_TAG, "description": "The Agents resource of this API key"},
-            {"name": AGENTS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
-            {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {
-                "name": SEARCH_TAG,
-                "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
-                "Google's API",
-            },
-            {"name": SEARCH_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
-            {"name": USAGE_TAG, "description": "What this API key's interactions used: not in Google's API"},
-            {"name": USAGE_TAG_VERTEX, "description": "The same operation under Vertex's prefix"},
-            {
-                "name": "Service",
-                "description": "Probes, this documentation and the metrics scrape; no API key needed",
-            },
-        ],
+        "tags": _TAGS,
         "security": [{name: []} for name in _SECURITY_SCHEMES],
         "paths": {
             **_joined(interaction_paths(), search_paths()),
             **webhook_paths(),
             **agent_paths(),
+            **trigger_paths(),
             **model_paths(),
             **usage_paths(),
             **service_paths(),
@@ -99,6 +112,7 @@ def build(metrics: bool = False) -> bytes:
                 **schemas(),
                 **webhook_schemas(),
                 **agent_schemas(),
+                **trigger_schemas(),
                 **model_schemas(),
                 **search_schemas(),
                 **usage_schemas(),

@@ -1,0 +1,91 @@
+"""How an execution ends: with its interaction's end, or at its trigger's `execution_timeout_seconds`.
+
+An execution in progress is settled (trigger_settle.lua, once) when anyone looks: a read of its trigger
+or of its executions, the trigger's next fire (which must know whether its last run still goes), and a job
+due at the execution's timeout, which cancels an interaction still running then. A client therefore never
+reads an execution `in_progress` whose interaction has ended, and the failure count and the `error` status
+are up to date whenever they are read or needed; no script that ends an interaction has to know of
+triggers (README, "Triggers").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from ..errors import RequestError
+from ..protocol import status as st
+from ..runner.control import Control
+from ..store.commands import now_ms
+from ..store.outage import UNAVAILABLE
+from ..store.store import Store
+from ..store.triggers import ExecutionRecord, TriggerRecord
+
+log = logging.getLogger(__name__)
+
+#: interactions ended so that the execution succeeded: it answered (a function call it asks the client
+#: for is an answer too)
+_SUCCEEDED = frozenset({st.COMPLETED, st.REQUIRES_ACTION, st.REQUIRES_CONTINUATION})
+#: an execution whose interaction was never created (its fire's worker died, and no fire came again) is
+#: failed after this long
+_NEVER_CREATED_MS = 60_000
+
+
+class Outcomes:
+    def __init__(self, store: Store, control: Control) -> None:
+        self.store = store
+        self.control = control
+
+    async def settle_running(self, tenant: str, record: TriggerRecord) -> bool:
+        """Settle the trigger's execution in progress if its interaction ended or it ran out of time;
+        whether it did."""
+        if record.running is None:
+            return False
+        trigger_id = record.config.id
+        execution = await self.store.triggers.execution(tenant, trigger_id, record.running)
+        if execution is None:
+            # dropped as the oldest of its trigger's executions: no longer in progress (the script frees it)
+            await self.store.triggers.settle(
+                tenant, trigger_id, record.running, "failed", "", now=now_ms(), failed=False, limit=0
+            )
+            return True
+        if execution.status != "in_progress":
+            return False
+        ended = await self._end_of(tenant, execution, record.config.execution_timeout_seconds * 1000)
+        if ended is None:
+            return False
+        status, error = ended
+        return await self.store.triggers.settle(
+            tenant,
+            trigger_id,
+            execution.id,
+            status,
+            error,
+            now=now_ms(),
+            failed=status != "completed",
+            limit=record.config.max_consecutive_failures,
+        )
+
+    async def _end_of(
+        self, tenant: str, execution: ExecutionRecord, timeout_ms: int
+    ) -> tuple[str, str] | None:
+        """(status, error) of an execution that has ended, None while it goes on."""
+        started = execution.start or execution.scheduled
+        late = now_ms() - started > timeout_ms
+        if execution.ix is None:
+            if late or now_ms() - started > _NEVER_CREATED_MS:
+                return "failed", "its interaction was not created"
+            return None
+        status = await self.store.interactions.status(tenant, execution.ix)
+        if status is None:
+            return "failed", f"its interaction {execution.ix} is gone (deleted or expired)"
+        if status in _SUCCEEDED:
+            return "completed", ""
+        if status in st.TERMINAL:
+            return "failed", f"its interaction ended {status}"
+        if not late:
+            return None
+        # still running past the trigger's timeout: it is stopped, and the execution timed out
+        with contextlib.suppress(RequestError, *UNAVAILABLE):
+            await self.control.cancel(tenant, execution.ix)
+        return "timed_out", f"its interaction ran past execution_timeout_seconds ({timeout_ms // 1000})"
