@@ -45,12 +45,13 @@ CHECKS = [
 #: that is not configured, an id taken) and its list (a page token), the interactions' list (a page token,
 #: a date-time the schema's format allows and Python's parser does not) and purge (the same date-times),
 #: a trigger's create (a cron expression, a zone, an interaction a create would refuse), its list (a page
-#: token, a filter), its update (an update_mask naming no field) and its executions' list (a page token).
+#: token, a filter), its update (an update_mask naming no field) and its executions' list (a page token),
+#: and the usage report (a start after its end, a range of more than 400 days).
 #: Every other check runs on them.
 _STATEFUL_REFUSALS = (
     "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks"
     "|CreateAgent|ListAgents|ListInteractions|PurgeInteractions|CreateTrigger|ListTriggers|UpdateTrigger"
-    "|ListTriggerExecutions)"
+    "|ListTriggerExecutions|GetUsage)"
 )
 
 
@@ -71,7 +72,7 @@ def config(max_examples: int = 25) -> dict[str, Any]:
             {"include-path-regex": "/projects/", "generation": {"max-examples": 5}},
             # our extension's list, purge and operation find nothing for a new key: few examples say as much
             {
-                "include-operation-id-regex": "^(ListInteractions|PurgeInteractions|GetOperation)",
+                "include-operation-id-regex": "^(ListInteractions|PurgeInteractions|GetOperation|GetUsage)",
                 "generation": {"max-examples": 5},
             },
         ],

@@ -75,7 +75,7 @@ def query(params: Mapping[str, str], today: datetime.date) -> Query:
         raise InvalidArgument(f"{start} is after end ({end})", "start")
     if (end - start).days >= MAX_DAYS:
         raise InvalidArgument(f"covers more than {MAX_DAYS} days", "start")
-    group_by = params.get("group_by") or None
+    group_by = params.get("group_by")
     if group_by is None or group_by in ("model", "day"):
         return Query(start=start, end=end, group_by=group_by)
     if group_by.startswith(_LABEL) and len(group_by) > len(_LABEL):

@@ -109,6 +109,7 @@ def test_a_bad_parameter_is_a_400_naming_it(http: httpx.Client) -> None:
         ({"end": "2026-12-01T10:00:00"}, "end"),
         ({"group_by": "tenant"}, "group_by"),
         ({"group_by": "label."}, "group_by"),
+        ({"group_by": ""}, "group_by"),
     ):
         got = http.get(USAGE, params=params)
         assert got.status_code == 400, (params, got.text)

@@ -11,7 +11,10 @@ from .resources import prefixed, query, reply
 
 TAG = "Usage (this server's extension)"
 TAG_VERTEX = "Usage (Vertex paths)"
-_DAY: Json = {"type": "string", "description": "YYYY-MM-DD (UTC), or an RFC 3339 time (its UTC day)"}
+_DAY: Json = {
+    "anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}],
+    "description": "YYYY-MM-DD (UTC), or an RFC 3339 time (its UTC day)",
+}
 
 
 def _operations() -> dict[str, Json]:
