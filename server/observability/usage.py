@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from prometheus_client import Counter
+
 from . import buffer, metrics
 from .families import USAGE_CALLS, USAGE_INTERACTIONS, USAGE_TOKENS
 
@@ -14,6 +16,9 @@ from .families import USAGE_CALLS, USAGE_INTERACTIONS, USAGE_TOKENS
 _KINDS: Final = ("input", "output", "cached", "thought", "total")
 
 _by_tenant = False
+#: the buffers of the children counted so far: a child's lookup (`labels`) costs more than the count
+_children: dict[tuple[object, ...], buffer.Count] = {}
+_MAX_CACHED = 4096
 
 
 def configure(by_tenant: bool) -> None:
@@ -28,10 +33,20 @@ def counted(model: str, status: str, amounts: str, tenant: str) -> None:
     if not metrics.on():
         return
     label, shown = metrics.model_label(model), tenant if _by_tenant else ""
-    buffer.count(USAGE_INTERACTIONS.labels(label, status, shown)).inc()
+    _child(USAGE_INTERACTIONS, label, status, shown).inc()
     *tokens, calls = (int(n) for n in amounts.split())
     for kind, n in zip(_KINDS, tokens, strict=True):
         if n:
-            buffer.count(USAGE_TOKENS.labels(label, kind, shown)).inc(n)
+            _child(USAGE_TOKENS, label, kind, shown).inc(n)
     if calls:
-        buffer.count(USAGE_CALLS.labels(label, shown)).inc(calls)
+        _child(USAGE_CALLS, label, shown).inc(calls)
+
+
+def _child(family: Counter, *labels: str) -> buffer.Count:
+    key = (family, *labels)
+    found = _children.get(key)
+    if found is None:
+        found = buffer.count(family.labels(*labels))
+        if len(_children) < _MAX_CACHED:
+            _children[key] = found
+    return found
