@@ -147,6 +147,8 @@ class Runtime:
         channels: dict[str, Callable[[str], object]] = {
             keys.CANCEL_CHANNEL: self.registry.stop,
             keys.FORGET_CHANNEL: self.histories.forget_tenant,
+            # a worker's timer hears of every job queued for later (a web process's has no timer: no-op)
+            keys.DUE_CHANNEL: self.store.jobs.heard_due,
         }
         reap = supervise(
             "reaper", self.reaper.reap_once, self.outage, pause=self.settings.runner.reaper_interval_seconds

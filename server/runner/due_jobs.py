@@ -5,10 +5,13 @@ queued for later wakes a worker too early to take it. So each worker also keeps 
 the earliest due time it knows of, then gives every due job a token (store/scripts/due.lua, run by
 whichever worker comes first; the rest find nothing to do), which wakes one idle worker to take it, however
 busy the queue is. It hears of due times with no Redis command of its own: from the jobs this process
-queues for later, from the early tokens it takes (take.lua answers the job's due time), and from due.lua's
+queues for later, from the early tokens it takes (take.lua answers the job's due time), from the due
+channel, on which wake.lua tells every process of each job queued for later (so that a job's time is known
+by more than the worker that took its early token, which may be killed with it), and from due.lua's
 answer, the job due first of those left, so that knowledge passes on from worker to worker. A worker that
 stops hands the job it would have woken for to another one (its token); and every `check_seconds` its
-timer calls due.lua anyway (one command when nothing is due), for a job whose only knower died.
+timer calls due.lua anyway (one command when nothing is due), for a job whose time no process heard (a
+message lost while a listener resubscribed).
 """
 
 from __future__ import annotations

@@ -166,16 +166,18 @@ class Jobs:
     ) -> bool:
         """Queue a call of `function` as job `job` (nothing if that job is queued already), to run now or
         at `run_at_ms`. A job for later also goes in the queue's deferred set, whose due jobs a worker gives
-        a token at their time (due.lua, server/runner/due_jobs.py); its data lives a day past that time,
-        as arq keeps a deferred job's. Returns whether it was queued."""
+        a token at their time (due.lua, server/runner/due_jobs.py), and its time is told on the due channel
+        (keys.DUE_CHANNEL); its data lives a day past that time, as arq keeps a deferred job's. Returns
+        whether it was queued."""
         now = now_ms()
         data = serialize_job(function, args, {}, None, now, serializer=job_serializer)
         names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
         score = now if run_at_ms is None else max(now, run_at_ms)
+        wake: list[object] = [job, data, score, score - now + expires_extra_ms, _MAX_TOKENS]
         if score > now:
             names.append(keys.deferred(self.queue_name))
-        ttl_ms = score - now + expires_extra_ms
-        queued = await self.scripts.wake(keys=names, args=[job, data, score, ttl_ms, _MAX_TOKENS])
+            wake.append(keys.DUE_CHANNEL)
+        queued = await self.scripts.wake(keys=names, args=wake)
         if queued and score > now:
             self._deferred(job, score)
         return bool(queued)
@@ -183,6 +185,12 @@ class Jobs:
     def _deferred(self, job: str, due_ms: int) -> None:
         if self.on_deferred is not None:
             self.on_deferred(job, due_ms)
+
+    def heard_due(self, message: str) -> None:
+        """A job queued for later, as DUE_CHANNEL tells every process ("<due ms> <job>")."""
+        due, _, job = message.partition(" ")
+        if job and due.isdigit():
+            self._deferred(job, int(due))
 
     async def push_due(self, again_ms: int) -> tuple[str, int] | None:
         """A token for each job queued for later that is due now (due.lua), each due again `again_ms`

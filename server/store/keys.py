@@ -18,6 +18,9 @@ RUNNING: Final = "ix:running"
 CANCEL_CHANNEL: Final = "ix:cancel"
 #: pub/sub channel carrying a tenant whose cached histories every process drops (after a delete)
 FORGET_CHANNEL: Final = "ix:forget"
+#: pub/sub channel carrying "<due ms> <job>" of each job queued for later (wake.lua), which every worker's
+#: timer notes: the worker that took the job's early token, the one that knew its time, may be gone by then
+DUE_CHANNEL: Final = "ix:due"
 #: HASH of the RS256 keys that sign dynamic webhook deliveries (server-wide: one JWKS for every tenant):
 #: `current` -> kid, `key:<kid>` -> the key's record (its private half sealed), `retire:<kid>` -> when a
 #: replaced key stops being published (ms); one key, so one script changes it all (store/signing_keys.py)

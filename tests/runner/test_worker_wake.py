@@ -11,15 +11,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import cast
 
+import redis.asyncio as aioredis
 from arq.connections import ArqRedis
 from arq.jobs import serialize_job
 
+from server.launch.redis_process import RedisProcess
 from server.protocol import status as st
 from server.runner.loops import first_pause
 from server.runtime import Runtime
 from server.store import keys
 from server.store.commands import now_ms
-from server.store.jobs import EVENT_JOB, JOB_NAME, job_serializer
+from server.store.jobs import EVENT_JOB, JOB_NAME, Jobs, job_serializer
 from server.worker_host import WakingWorker, WorkerHost
 
 from ..waiting import until_async
@@ -254,3 +256,33 @@ async def test_a_stopping_worker_hands_the_job_it_would_wake_for_to_another(runt
         assert now_ms() >= due_ms
     finally:
         await other.stop(grace=0.5)
+
+
+async def test_a_job_for_later_whose_knower_died_is_woken_by_the_due_channel(
+    runtime: Runtime, private_redis: RedisProcess
+) -> None:
+    """The worker that takes a job's early token is the one that knows its time (take.lua); one killed
+    with it takes that along, and the others' timers would find the job only at their next check (15 waits
+    of poll_delay_ms, 30 s). wake.lua also tells each job for later on the due channel, which every
+    process's timer hears: here the only way the worker can know."""
+    thief = aioredis.Redis.from_url(private_redis.url)
+    host = WorkerHost(runtime)
+    host.due.check_ms = 600_000  # no check of its timer comes within the test
+    queue = runtime.settings.worker.queue_name
+    try:
+        # the dead worker: first in line for the early token, and gone with it
+        stolen = asyncio.create_task(thief.blpop([keys.wake(queue)], timeout=10))
+        await until_async(lambda: blocked(runtime))
+        await host.start()
+        await asyncio.sleep(0.3)  # its timer's first look at the queue's jobs for later is over
+        store = runtime.store.queue
+        elsewhere = Jobs(store.redis, store.blocking, store.scripts, queue, 2.0)  # a web process's: no timer
+        due_ms = now_ms() + 1_000
+        job = "wh/knower-died"
+        assert await elsewhere.enqueue_call(job, EVENT_JOB, (TENANT, "ghost", 1), run_at_ms=due_ms)
+        assert (await stolen) == (keys.wake(queue).encode(), job.encode())
+        await until_async(done_with(runtime, job), within=2.0)
+        assert now_ms() >= due_ms
+    finally:
+        await host.stop(grace=0.5)
+        await thief.aclose()

@@ -9,12 +9,15 @@
 -- KEYS[1] job key, KEYS[2] result key, KEYS[3] queue, KEYS[4] the queue's token list, KEYS[5] (a job for
 -- later only) the queue's deferred set
 -- ARGV[1] job id, ARGV[2] the job (arq's serialized form), ARGV[3] score (ms), ARGV[4] job key expiry (ms),
--- ARGV[5] most tokens kept
+-- ARGV[5] most tokens kept, ARGV[6] (a job for later only) the channel every worker's timer hears its time on
 -- Returns 1 if queued, 0 if the job existed already
 if redis.call('EXISTS', KEYS[1], KEYS[2]) > 0 then return 0 end
 redis.call('PSETEX', KEYS[1], ARGV[4], ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
-if KEYS[5] then redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1]) end
+if KEYS[5] then
+  redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
+  if ARGV[6] then redis.call('PUBLISH', ARGV[6], ARGV[3] .. ' ' .. ARGV[1]) end
+end
 if redis.call('RPUSH', KEYS[4], ARGV[1]) > tonumber(ARGV[5]) then
   redis.call('LTRIM', KEYS[4], -tonumber(ARGV[5]), -1)
 end
