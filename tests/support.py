@@ -475,8 +475,9 @@ async def tenant_keys(redis: aioredis.Redis, tenant: str, *, usage: bool = False
     """Every Redis key of a tenant but (unless `usage`) its usage totals, which no delete takes: they
     are what it used (keys.usage)."""
     found = [key async for key in redis.scan_iter(match=f"ix:{{{tenant}}}:*")]
-    return found if usage else [key for key in found if not _is_usage(key)]
+    return found if usage else [key for key in found if not is_usage_key(key)]
 
 
-def _is_usage(key: bytes) -> bool:
-    return b"}:usage:" in key
+def is_usage_key(key: bytes | str) -> bool:
+    """A tenant's usage totals of a day (keys.usage), which outlive what it stored."""
+    return (key.encode() if isinstance(key, str) else key).find(b"}:usage:") >= 0

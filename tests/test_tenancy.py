@@ -24,7 +24,7 @@ from server.store import keys
 
 from .inproc import ThreadedApp, threaded
 from .replies import id_of, interaction
-from .support import new_key, sdk, tenant_keys, tenant_of
+from .support import is_usage_key, new_key, sdk, tenant_keys, tenant_of
 
 PATH = "/v1beta/interactions"
 TTL_MS = 55 * 24 * 3600 * 1000
@@ -499,7 +499,7 @@ def records(names: list[bytes]) -> list[bytes]:
         name
         for name in names
         if b":idx:" not in name
-        and b"}:usage:" not in name
+        and not is_usage_key(name)
         and not name.endswith(b":expiries")
         and not name.endswith(keys.BODY_SUFFIX.encode())
     ]

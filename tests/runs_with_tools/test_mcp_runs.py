@@ -23,7 +23,7 @@ from tests.fakes.http import FakeServer
 from tests.fakes.loop import FakeLoop
 from tests.fakes.mcp_server import RunningMcp, serving
 from tests.replies import interaction
-from tests.support import Stack, new_key, sdk, stacks_by_topology, tenant_of
+from tests.support import Stack, is_usage_key, new_key, sdk, stacks_by_topology, tenant_of
 from tests.waiting import until
 
 SECRET = "Bearer mcp-s3cr3t-7f3a"
@@ -137,7 +137,7 @@ def test_a_stateless_request_runs_its_tools_and_stores_nothing(stack: Stack, mcp
     assert any(SECRET in headers.get("authorization", "") for headers in mcp.record.headers_seen)
     with redis.Redis.from_url(stack.redis_url) as r:
         # nothing kept but what it used (the tenant's usage totals: keys.usage)
-        assert [k for k in r.scan_iter(match=f"ix:{{{tenant_of(key)}}}:*") if b"}:usage:" not in k] == []
+        assert [k for k in r.scan_iter(match=f"ix:{{{tenant_of(key)}}}:*") if not is_usage_key(k)] == []
 
 
 def test_a_failing_tool_is_a_result_the_model_sees(stack: Stack, mcp: RunningMcp) -> None:

@@ -11,7 +11,7 @@ from google import genai
 from server.store import keys
 
 from ..replies import interaction
-from ..support import Stack, sdk, tenant_of
+from ..support import Stack, is_usage_key, sdk, tenant_of
 
 
 class Tenant:
@@ -62,7 +62,7 @@ class Tenant:
         try:
             pattern = keys.tenant_prefix(self.id).replace("{", "[{]") + "*"
             found = [name.decode() for name in store.scan_iter(match=pattern, count=1000)]
-            return [name for name in found if "}:usage:" not in name]
+            return [name for name in found if not is_usage_key(name)]
         finally:
             store.close()
 
