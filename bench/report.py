@@ -1,7 +1,7 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
 its place in bench/README.md. The targets are computed in targets.py (and redis_tables.py: 19, 20), the
 scenario tables in tables.py (scenarios 1 to 7), upstream_tables.py (8), cost_tables.py (9 to 13),
-cluster_tables.py (14), dialect_tables.py (17, 18) and redis_tables.py (19, 20)."""
+cluster_tables.py (14), dialect_tables.py (17, 18), redis_tables.py (19, 20) and fair_tables.py (22)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cluster_tables, cost_tables, dialect_tables, redis_tables, tables, upstream_tables
+from . import cluster_tables, cost_tables, dialect_tables, fair_tables, redis_tables, tables, upstream_tables
 from . import targets as scenario_targets
 from .scenarios import NUMBERS
 from .tables import fmt, table
@@ -143,6 +143,7 @@ def markdown(run: dict[str, Any]) -> str:
         *cluster_tables.SECTIONS,
         *dialect_tables.SECTIONS,
         *redis_tables.SECTIONS,
+        *fair_tables.SECTIONS,
     ):
         lines += section(results)
     lines += _failures_section(results)

@@ -444,6 +444,20 @@ def _triggers(results: dict[str, Any]) -> list[Target]:
     ]
 
 
+def _fairness(results: dict[str, Any]) -> list[Target]:
+    """22 (issue 30): B's pickup with A's backlog queued before it, over the trials."""
+    run = get(results, "fairness") or {}
+    pickup = run.get("b_pickup") or {}
+    queued = sorted(trial["in_queue_at_b"] for trial in run.get("trials") or [])
+    median = queued[len(queued) // 2] if queued else None
+    detail = (
+        f"p50 {pickup.get('p50_ms')} ms, max {pickup.get('max_ms')} ms over {pickup.get('n')} trials; "
+        f"{median} of A's jobs in the queue at B's create (median); {run.get('workers')} workers"
+    )
+    name = f"fairness: B's pickup behind A's backlog of {run.get('backlog', 2000):,}, p99"
+    return [target("22", name, pickup.get("p99_ms"), "<=", 1000, " ms", detail)]
+
+
 #: in the order of the Targets table
 _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _create,
@@ -464,6 +478,7 @@ _BY_SCENARIO: tuple[Callable[[dict[str, Any]], list[Target]], ...] = (
     _dialects,
     _generate,
     _triggers,
+    _fairness,
 )
 
 

@@ -15,7 +15,8 @@ the store's create),
 retries.py (16, issue 25: how late webhook retries start under steady traffic), dialects.py (17, issue 26:
 the same create and stream through OpenAI's Responses API and Google's Interactions API), generate.py (18,
 issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction),
-triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000).
+triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000),
+fairness.py (22, issue 30: one tenant's job queued behind another's backlog).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .common import Bench
 from .create import chain_depth, create_throughput
 from .deadlines import deadline_cost
 from .dialects import dialect_paths
+from .fairness import fair_pickup
 from .follow import remote_follow
 from .generate import generate_stream
 from .idle import idle_workers
@@ -69,6 +71,7 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "remote_follow": remote_follow,
     "round_trips": round_trips,
     "triggers": trigger_fires,
+    "fairness": fair_pickup,
 }
 
 #: each scenario's number, in bench/README.md and the Targets table: its place above

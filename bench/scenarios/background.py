@@ -33,23 +33,25 @@ async def _baseline_latency(b: Bench, samples: int) -> dict[str, Any]:
     return distribution(durations)
 
 
-class _Claims:
+class Claims:
     """When each interaction was claimed by a runner, while in the `async with`. A claim is the first
     HINCRBY on the interaction's hash (server/store/scripts/claim.lua), seen as a keyspace notification:
-    the record says when a runner took it, not the runner's logs or its upstream request."""
+    the record says when a runner took it, not the runner's logs or its upstream request. `keys`: the
+    hashes listened to (a tenant's alone, where other tenants' claims would flood this process)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, keys: str = "ix:*") -> None:
         self.redis = redis
+        self.keys = keys
         self.at: dict[str, float] = {}
         self._claimed = asyncio.Event()
         self._pubsub: PubSub | None = None
         self._listener: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> _Claims:
+    async def __aenter__(self) -> Claims:
         # keyspace notifications cost Redis time on every write: on for this scenario only
         await self.redis.config_set("notify-keyspace-events", "Kh")
         self._pubsub = self.redis.pubsub()
-        await self._pubsub.psubscribe("__keyspace@0__:ix:*")
+        await self._pubsub.psubscribe(f"__keyspace@0__:{self.keys}")
         self._listener = asyncio.create_task(self._listen(self._pubsub))
         return self
 
@@ -86,7 +88,7 @@ class _Pickup(NamedTuple):
     upstream_request: float
 
 
-async def _pickup_once(b: Bench, conn: Connection, claims: _Claims, tag: str) -> _Pickup | str:
+async def _pickup_once(b: Bench, conn: Connection, claims: Claims, tag: str) -> _Pickup | str:
     """One background create and its pickup, or what went wrong with it."""
     started = time.monotonic()
     response = await conn.request(
@@ -108,14 +110,14 @@ async def _pickup_once(b: Bench, conn: Connection, claims: _Claims, tag: str) ->
 
 
 async def pickups(b: Bench, samples: int, prefix: str) -> dict[str, Any]:
-    """`samples` background creates, one at a time: how soon a runner claimed each (see `_Claims`) and how
+    """`samples` background creates, one at a time: how soon a runner claimed each (see `Claims`) and how
     soon its upstream request reached the fake, after the create was sent; scenario 9 reuses it with its
     idle workers running."""
     create_latency: list[float] = []
     to_claim: list[float] = []
     to_upstream: list[float] = []
     errors: Counter[str] = Counter()
-    async with _Claims(b.redis) as claims:
+    async with Claims(b.redis) as claims:
         b.drain_arrivals()
         await asyncio.sleep(0.05)
         async with Connection(b.server.url, HEADERS) as conn:
@@ -140,7 +142,7 @@ async def pickups(b: Bench, samples: int, prefix: str) -> dict[str, Any]:
 
 
 async def background_pickup(b: Bench) -> dict[str, Any]:
-    """create(background) -> the runner takes it, read from the record (see `_Claims`); the runner's upstream
+    """create(background) -> the runner takes it, read from the record (see `Claims`); the runner's upstream
     request arriving at the fake is reported beside it."""
     baseline = await _baseline_latency(b, b.plan.pickup_samples)
     b.baseline_python_p50_ms = baseline["p50_ms"]

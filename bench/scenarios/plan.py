@@ -69,6 +69,10 @@ class Plan:
     #: scenario 20: the seconds of each path's wrk run at c16 and at c1 (each then idle as long)
     trips_seconds: float
     trips_c1_seconds: float
+    #: scenario 22: trials of A's backlog of background creates then B's one, with this many workers
+    fair_trials: int
+    fair_backlog: int
+    fair_workers: int
 
     @classmethod
     def full(cls) -> Plan:
@@ -127,6 +131,10 @@ class Plan:
             # a few thousand creates at c16 (~2,000/s), over a thousand at c1
             trips_seconds=3,
             trips_c1_seconds=2,
+            # a trial is A's 2,000 creates (2-3 s) and their runs (a few seconds more)
+            fair_trials=12,
+            fair_backlog=2000,
+            fair_workers=4,
         )
 
     @classmethod
@@ -179,4 +187,7 @@ class Plan:
             remote_settle_seconds=0.5,
             trips_seconds=1,
             trips_c1_seconds=1,
+            fair_trials=2,
+            fair_backlog=200,
+            fair_workers=4,
         )
