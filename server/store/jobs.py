@@ -7,11 +7,17 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 import msgspec
 from arq.connections import ArqRedis
-from arq.constants import expires_extra_ms, in_progress_key_prefix, result_key_prefix, retry_key_prefix
+from arq.constants import (
+    expires_extra_ms,
+    in_progress_key_prefix,
+    job_key_prefix,
+    result_key_prefix,
+    retry_key_prefix,
+)
 from arq.jobs import serialize_job
 from redis.asyncio import Redis
 
@@ -62,9 +68,38 @@ KINDS: Final = (
 )
 
 
+#: the id prefixes of the kinds whose ids name their tenant second (a run's names it first)
+PREFIXES: Final = tuple(dict.fromkeys(kind.prefix for kind in KINDS if kind.prefix))
+
+
 def mark_of(job_id: str) -> Mark:
     """The mark of a job, by its id (a run's, unless another kind's prefix starts it)."""
     return next((kind.mark for kind in KINDS if kind.prefix and job_id.startswith(kind.prefix)), "run")
+
+
+def tenant_of(job_id: str) -> str:
+    """The tenant a job is for, whose turn it waits for (scripts/_turns.lua): every kind's id names it,
+    a run's first (`tenant/id/fence`), the others' after their prefix (due.lua reads it the same way)."""
+    rest = next((job_id[len(prefix) :] for prefix in PREFIXES if job_id.startswith(prefix)), job_id)
+    return rest.partition("/")[0]
+
+
+class Marks(NamedTuple):
+    """How long a worker's mark in progress holds a job of each mark (ms)."""
+
+    run: int
+    attempt: int
+    fire: int = TRIGGER_MARK_MS
+
+    def of(self, job_id: str) -> int:
+        return self.by_mark(mark_of(job_id))
+
+    def by_mark(self, mark: Mark) -> int:
+        return self.fire if mark == "fire" else self.attempt if mark == "attempt" else self.run
+
+    def by_prefix(self) -> list[object]:
+        """(prefix, ms) of each kind but a run's, flat, as take_turn.lua is given them."""
+        return [part for kind in KINDS if kind.prefix for part in (kind.prefix, self.by_mark(kind.mark))]
 
 
 def job_serializer(job: dict[str, object]) -> bytes:
@@ -77,8 +112,12 @@ def job_deserializer(data: bytes) -> dict[str, object]:
     return job
 
 
-#: wake-up tokens kept for jobs no idle worker took yet (each costs a worker one `take`)
+#: wake-up tokens kept for jobs no idle worker took yet (a worker that takes a job hears whether more wait)
 _MAX_TOKENS = 1000
+#: what a token of this version says (scripts/_turns.lua): the next tenant's next job waits
+WAKE_TOKEN: Final = "*"
+#: the most jobs one take_turn.lua looks at that cannot be taken (taken already, gone, listed twice)
+_PASSED_OVER = 50
 #: the most due jobs one call of due.lua gives tokens (more: the worker calls it again at once)
 _DUE_AT_ONCE = 100
 
@@ -108,6 +147,15 @@ def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool =
     return EventJob(keys=names, job=job, data=data, now=now)
 
 
+class Turn(NamedTuple):
+    """What a take of the next turn found: the job taken and its data (arq's serialized form), None when
+    none was; and whether a tenant still has jobs waiting."""
+
+    job: str | None
+    data: bytes | None
+    more: bool
+
+
 class Jobs:
     def __init__(
         self, redis: ArqRedis, blocking: Redis, scripts: Scripts, queue_name: str, timeout: float
@@ -123,13 +171,14 @@ class Jobs:
         self.on_deferred: Callable[[str, int], None] | None = None
 
     async def enqueue(self, tenant: str, interaction_id: str, fence: int) -> None:
-        """Queue the job as arq would, and leave a token naming it for one idle worker (wake.lua): one
-        round trip, where arq's enqueue and a separate token took four."""
+        """Queue the job as arq would, and give it its turn among its tenant's, with a token for one idle
+        worker (wake.lua): one round trip, where arq's enqueue and a separate token took four."""
         job = keys.job_id(tenant, interaction_id, fence)
         with spans.enqueue(self.queue_name, job, interaction_id) as trace:
             data, now = self._run_job(tenant, interaction_id, fence, trace)
             names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
-            await self.scripts.wake(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
+            args = [job, data, now, expires_extra_ms, _MAX_TOKENS, tenant]
+            await self.scripts.wake(keys=names, args=args)
 
     async def queue_again(self, tenant: str, interaction_id: str, fence: int) -> None:
         """The reaper's: the job of a queued run nobody claimed in time, queued whether or not it is there
@@ -143,7 +192,8 @@ class Jobs:
                 self.queue_name,
                 keys.wake(self.queue_name),
             ]
-            await self.scripts.wake_again(keys=names, args=[job, data, now, expires_extra_ms, _MAX_TOKENS])
+            args = [job, data, now, expires_extra_ms, _MAX_TOKENS, tenant]
+            await self.scripts.wake_again(keys=names, args=args)
 
     def _run_job(
         self, tenant: str, interaction_id: str, fence: int, trace: dict[str, str] | None
@@ -173,7 +223,7 @@ class Jobs:
         data = serialize_job(function, args, {}, None, now, serializer=job_serializer)
         names = [keys.arq_job(job), result_key_prefix + job, self.queue_name, keys.wake(self.queue_name)]
         score = now if run_at_ms is None else max(now, run_at_ms)
-        wake: list[object] = [job, data, score, score - now + expires_extra_ms, _MAX_TOKENS]
+        wake: list[object] = [job, data, score, score - now + expires_extra_ms, _MAX_TOKENS, tenant_of(job)]
         if score > now:
             names.append(keys.deferred(self.queue_name))
             wake.append(keys.DUE_CHANNEL)
@@ -193,11 +243,11 @@ class Jobs:
             self._deferred(job, int(due))
 
     async def push_due(self, again_ms: int) -> tuple[str, int] | None:
-        """A token for each job queued for later that is due now (due.lua), each due again `again_ms`
+        """A turn for each job queued for later that is due now (due.lua), each due again `again_ms`
         later until taken; returns the job due first of those left and its due time (ms), None when no
         job waits for later."""
         names = [keys.deferred(self.queue_name), self.queue_name, keys.wake(self.queue_name)]
-        args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix]
+        args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix, *PREFIXES]
         first: list[bytes | int] | None = await self.scripts.due(keys=names, args=args)
         if not first:
             return None
@@ -205,8 +255,9 @@ class Jobs:
         return (job.decode() if isinstance(job, bytes) else str(job)), int(due_ms)
 
     async def next_wake(self, seconds: float) -> str | None:
-        """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker); the token
-        names the job (a token of an older version names none: read the queue then)."""
+        """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker): WAKE_TOKEN
+        (take the next turn), or one of the version before, which names its job (an older one names none:
+        read the queue then)."""
         token = await self.blocking.blpop([keys.wake(self.queue_name)], timeout=seconds)
         return None if token is None else token[1].decode()
 
@@ -215,15 +266,30 @@ class Jobs:
         await self.commands.rpush(keys.wake(self.queue_name), job)
 
     async def wake_for(self, tenant: str, interaction_id: str, fence: int) -> None:
-        """A token for a run's job still queued past its pickup deadline: the one queued with it went to a
-        worker that died before taking the job (a token is popped, then acted on). Without this one, only
-        a worker's full read of the queue would find the job, which comes after 15 empty waits for tokens:
-        never while other jobs keep coming. A token for a job that another worker takes meanwhile is
-        harmless (take.lua refuses it)."""
-        tokens = keys.wake(self.queue_name)
-        if await self.commands.rpush(tokens, keys.job_id(tenant, interaction_id, fence)) > _MAX_TOKENS:
-            # a backlog's tokens, kept as the queueing scripts keep them (the newest)
-            await self.commands.ltrim(tokens, -_MAX_TOKENS, -1)
+        """A turn for a run's job still queued past its pickup deadline (wake_turn.lua): the token queued
+        with it went to a worker that died before taking the job (a token is popped, then acted on), or
+        an older version queued it with a token that names it. Without this one, only a worker's full read
+        of the queue would find the job, which comes after 15 empty waits for tokens: never while other
+        jobs keep coming. A turn for a job that another worker takes meanwhile is harmless (take_turn.lua
+        passes over it)."""
+        job = keys.job_id(tenant, interaction_id, fence)
+        await self.scripts.wake_turn(keys=[keys.wake(self.queue_name)], args=[job, tenant, _MAX_TOKENS])
+
+    async def take_turn(self, marks: Marks, *, woken: bool) -> Turn:
+        """Take the next tenant's next job (take_turn.lua): marked as this worker's (for as long as `marks`
+        says for its kind) and read, in one round trip; `woken`: this worker took a token for it. A job
+        deferred to later is not taken (`on_deferred` hears when it is due)."""
+        names = [self.queue_name, keys.wake(self.queue_name), keys.ring(self.queue_name)]
+        args = [now_ms(), "1" if woken else "", _PASSED_OVER, job_key_prefix, in_progress_key_prefix]
+        found: list[bytes | int] = await self.scripts.take_turn(
+            keys=names, args=[*args, marks.run, *marks.by_prefix()]
+        )
+        job_b, data, more = found
+        job = job_b.decode() if isinstance(job_b, bytes) else str(job_b)
+        if isinstance(data, int):
+            self._deferred(job, data)
+            return Turn(None, None, bool(more))
+        return Turn(job or None, data or None, bool(more))
 
     async def take(self, job: str, in_progress_ms: int) -> bytes | None:
         """Mark a queued job as taken by this worker and read it (take.lua); None if it is not there to

@@ -1,5 +1,5 @@
-"""The keys every tenant shares: arq's queue and its wake tokens, the workers' heartbeats, the running set
-(keys.RUNNING) and the cancel and forget channels.
+"""The keys every tenant shares: arq's queue, its wake tokens and the tenants' turns (keys.ring,
+keys.waiting), the workers' heartbeats, the running set (keys.RUNNING) and the cancel and forget channels.
 
 They live on the store's own Redis, or on REDIS_QUEUE_URL's when it is set (as it must be with a Cluster,
 where keys without a tenant's hash tag cannot join a tenant's script). On one Redis (`together`), the
@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 
 from . import keys
 from .direct import DirectRedis
-from .jobs import EventJob
+from .jobs import EventJob, tenant_of
 from .scripts import Scripts
 
 
@@ -86,7 +86,7 @@ class QueueSide:
         _gate, job_key, queue, wake = job.keys
         await self.scripts.wake(
             keys=[job_key, result_key_prefix + job.job, queue, wake],
-            args=[job.job, job.data, job.now, job.ttl_ms, job.max_tokens],
+            args=[job.job, job.data, job.now, job.ttl_ms, job.max_tokens, tenant_of(job.job)],
         )
 
     def script_keys(self, *names: str) -> list[str]:

@@ -4,7 +4,8 @@ Every script starts with `_deadline.lua`, which takes its first argument: the ti
 write (store/deadlines.py), added here to each call. Files whose names start with `_` are helpers,
 prepended to the scripts that use them: `_moves.lua` reads
 the lifecycle table's moves a script is given, `_walk.lua` follows a chain, `_notify.lua` queues the job
-that tells an interaction's webhooks of its end, `_index.lua` keeps the search indexes.
+that tells an interaction's webhooks of its end, `_index.lua` keeps the search indexes, `_turns.lua` gives a
+queued job its turn among its tenant's, `_take.lua` takes one.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_body", "_walk", "_notify", "_usage"),
+    "create": ("_moves", "_index", "_body", "_walk", "_turns", "_notify", "_usage"),
     "claim": ("_moves",),
     "append": ("_moves",),
-    "finish": ("_moves", "_body", "_notify", "_usage"),
+    "finish": ("_moves", "_body", "_turns", "_notify", "_usage"),
     "cancel": ("_moves",),
     "requeue": ("_moves",),
     "reap": (),
@@ -37,10 +38,12 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "read": ("_body",),
     "delete": ("_moves", "_index", "_body"),
     "search": ("_moves", "_index", "_body"),
-    "wake": (),
-    "wake_again": (),
-    "take": (),
-    "due": (),
+    "wake": ("_turns",),
+    "wake_again": ("_turns",),
+    "wake_turn": ("_turns",),
+    "take": ("_take",),
+    "take_turn": ("_take",),
+    "due": ("_turns",),
     "install_signing_key": (),
     "webhook_create": (),
     "webhook_write": (),
@@ -151,6 +154,7 @@ class Scripts:
         "set_input",
         "set_remote",
         "take",
+        "take_turn",
         "trigger_create",
         "trigger_delete",
         "trigger_fire",
@@ -160,6 +164,7 @@ class Scripts:
         "usage_add",
         "wake",
         "wake_again",
+        "wake_turn",
         "webhook_create",
         "webhook_delete",
         "webhook_outcome",
@@ -196,7 +201,9 @@ class Scripts:
         self.search = register("search")
         self.wake = register("wake")
         self.wake_again = register("wake_again")
+        self.wake_turn = register("wake_turn")
         self.take = register("take")
+        self.take_turn = register("take_turn")
         self.due = register("due")
         self.install_signing_key = register("install_signing_key")
         self.webhook_create = register("webhook_create")

@@ -18,6 +18,7 @@ from server.protocol import status as st
 from server.runner.reaper import LOST_SERVER
 from server.runtime import Runtime
 from server.store import keys
+from server.store.jobs import WAKE_TOKEN
 from server.worker_host import WorkerHost
 
 from ..conftest import RUNTIME_CONFIG
@@ -101,22 +102,28 @@ async def test_a_job_taken_by_a_worker_that_never_claimed_it_is_run_by_another(
 async def test_a_queued_job_whose_token_died_with_a_worker_gets_another(
     runtime: Runtime, private_redis: RedisProcess
 ) -> None:
-    """A worker pops a job's token, then acts on it: one that dies in between takes the token with it,
-    and the job waits in the queue where only a worker's full read of it (after 15 empty waits for tokens:
-    never under steady traffic) would find it. Past its pickup deadline the reaper gives it a token."""
+    """A worker pops a token, then takes a turn: one that dies in between takes the token with it, and
+    the job waits its turn with no token to wake a worker for it, where only a worker's full read of the
+    queue (after 15 empty waits for tokens) or another job's token would find it. Past its pickup deadline
+    the reaper gives it another turn, with a token (the worker's side of it: tests/runner/
+    test_worker_wake.py)."""
     interaction_id = (
         await reply_of(runtime, TENANT, {"model": "echo", "input": "hi", "background": True})
     ).interaction.id
     assert interaction_id
-    job, tokens = keys.job_id(TENANT, interaction_id, 0), keys.wake(runtime.settings.worker.queue_name)
+    queue = runtime.settings.worker.queue_name
+    job, tokens = keys.job_id(TENANT, interaction_id, 0), keys.wake(queue)
     redis = aioredis.Redis.from_url(private_redis.url)
     try:
-        assert await redis.lrem(tokens, 0, job) == 1  # popped by a worker that died with it
+        assert await redis.lrem(tokens, 0, WAKE_TOKEN) == 1  # popped by a worker that died with it
 
         async def woken() -> bool:
-            return job.encode() in await redis.lrange(tokens, 0, -1)
+            return WAKE_TOKEN.encode() in await redis.lrange(tokens, 0, -1)
 
         await until_async(woken, within=10)
+        # listed again (a worker that takes it passes over the other listing)
+        listed = await redis.lrange(keys.waiting(queue, TENANT), 0, -1)
+        assert len(listed) >= 2 and set(listed) == {job.encode()}
     finally:
         await redis.aclose()
     assert await runtime.store.jobs.waiting(TENANT, interaction_id, 0)

@@ -1,7 +1,9 @@
-"""How an idle worker (server/worker_host.py) is woken, in-process: a job's token names it, so the worker
-takes that job without reading the queue; a token of an older version names none, and the worker reads
-the queue; a worker that is stopping hands a token it took to another worker; a job queued for later
-runs at its time while other jobs stream in (runner/due_jobs.py), whoever queued it."""
+"""How an idle worker (server/worker_host.py) is woken, in-process: a job's token wakes it to take the next
+turn, without reading the queue; a token of the version before names its job, which the worker takes, and
+jobs that version queued beyond its tokens' cap are found by the worker's read of the queue; an older
+version's token names none, and the worker reads the queue; a token a dead worker took leaves its job to
+the reaper's next turn for it; a worker that is stopping hands a token it took to another worker; a job
+queued for later runs at its time while other jobs stream in (runner/due_jobs.py), whoever queued it."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from server.runner.loops import first_pause
 from server.runtime import Runtime
 from server.store import keys
 from server.store.commands import now_ms
-from server.store.jobs import EVENT_JOB, JOB_NAME, Jobs, job_serializer
+from server.store.jobs import EVENT_JOB, JOB_NAME, WAKE_TOKEN, Jobs, job_serializer
 from server.worker_host import WakingWorker, WorkerHost
 
 from ..waiting import until_async
@@ -44,10 +46,11 @@ def count_queue_reads(worker: WakingWorker) -> list[int]:
     return reads
 
 
-async def blocked(runtime: Runtime) -> bool:
-    """Whether a client waits in a blocking pop (flag "b"); the test's workers are the only ones."""
+async def blocked(runtime: Runtime, count: int = 1) -> bool:
+    """Whether `count` clients wait in a blocking pop (flag "b"); the test's workers are the only ones."""
     clients = await runtime.store.redis.client_list()
-    return any(client.get("cmd") == "blpop" and "b" in client.get("flags", "") for client in clients)
+    waiting = [c for c in clients if c.get("cmd") == "blpop" and "b" in c.get("flags", "")]
+    return len(waiting) >= count
 
 
 async def waiting_for_a_token(runtime: Runtime) -> None:
@@ -59,7 +62,7 @@ async def completed(runtime: Runtime, interaction_id: str) -> bool:
     return (await runtime.store.runs.state(TENANT, interaction_id)).status == st.COMPLETED
 
 
-async def test_a_token_names_its_job_and_the_worker_takes_it_without_reading_the_queue(
+async def test_a_token_wakes_the_worker_to_take_the_job_without_reading_the_queue(
     runtime: Runtime, worker: WorkerHost
 ) -> None:
     await waiting_for_a_token(runtime)
@@ -81,7 +84,7 @@ async def test_a_token_naming_no_job_makes_the_worker_read_the_queue(
 ) -> None:
     await waiting_for_a_token(runtime)
     reads = count_queue_reads(worker.worker)
-    # a web process of the version before queues with arq and leaves a token "1"; the job is for an
+    # a web process of an older version queues with arq and leaves a token "1"; the job is for an
     # interaction that does not exist, which the worker's run ends at once
     redis = runtime.store.redis
     queue = runtime.store.jobs.queue_name
@@ -94,6 +97,78 @@ async def test_a_token_naming_no_job_makes_the_worker_read_the_queue(
 
     await until_async(finished)
     assert reads[0] >= 1
+
+
+async def queue_as_the_version_before(runtime: Runtime, interaction_id: str, *, token: bool) -> str:
+    """A run's job as the version before queued it (its wake.lua): arq's job and a token naming it, in no
+    tenant's list (`token=False`: its token dropped by the cap). The interaction does not exist: the run
+    ends at once, and the job is done with."""
+    redis, queue = runtime.store.redis, runtime.store.jobs.queue_name
+    job = keys.job_id(TENANT, interaction_id, 0)
+    data = serialize_job(JOB_NAME, (TENANT, interaction_id, 0), {}, None, now_ms(), serializer=job_serializer)
+    await redis.psetex(keys.arq_job(job), 86_400_000, data)
+    await redis.zadd(queue, {job: now_ms()})
+    if token:
+        await runtime.store.jobs.commands.rpush(keys.wake(queue), job)
+    return job
+
+
+def all_done(runtime: Runtime, jobs: list[str]) -> Callable[[], Awaitable[bool]]:
+    async def done() -> bool:
+        left = await runtime.store.redis.exists(*(keys.arq_job(job) for job in jobs))
+        return left == 0 and not await runtime.store.redis.zcard(runtime.store.jobs.queue_name)
+
+    return done
+
+
+async def test_a_token_of_the_version_before_names_its_job_which_the_worker_takes(
+    runtime: Runtime, worker: WorkerHost
+) -> None:
+    """A web process of the version before, still running beside this version's workers (a rolling
+    upgrade), queues a job with a token naming it: the worker takes that job, without reading the queue."""
+    await waiting_for_a_token(runtime)
+    reads = count_queue_reads(worker.worker)
+    job = await queue_as_the_version_before(runtime, "ghost-named", token=True)
+    await until_async(all_done(runtime, [job]))
+    assert reads == [0]
+
+
+async def test_jobs_the_version_before_queued_run_after_an_upgrade(runtime: Runtime) -> None:
+    """The version before queued a backlog, beyond its tokens' cap too, then the workers were upgraded: the
+    jobs its tokens name are taken by them, the rest found by the new worker's read of the queue."""
+    named = [await queue_as_the_version_before(runtime, f"ghost-{n}", token=True) for n in range(5)]
+    beyond = [await queue_as_the_version_before(runtime, f"ghost-beyond-{n}", token=False) for n in range(3)]
+    host = WorkerHost(runtime)
+    await host.start()
+    try:
+        await until_async(all_done(runtime, named + beyond), within=10)
+    finally:
+        await host.stop(grace=0.5)
+
+
+async def test_a_job_whose_token_a_dead_worker_took_runs_at_its_next_turn(
+    runtime: Runtime, private_redis: RedisProcess
+) -> None:
+    """A worker pops a token, then takes a turn: one killed in between (here a client that pops the token
+    and never takes a job) takes the token with it, and the worker left waits with no token for the job.
+    Past the job's pickup deadline (1 s here) the reaper gives it another turn, whose token wakes that
+    worker."""
+    thief = aioredis.Redis.from_url(private_redis.url)
+    host = WorkerHost(runtime)
+    queue = runtime.settings.worker.queue_name
+    try:
+        # the dead worker: first in line for the token, and gone with it
+        stolen = asyncio.create_task(thief.blpop([keys.wake(queue)], timeout=10))
+        await until_async(lambda: blocked(runtime))
+        await host.start()
+        await until_async(lambda: blocked(runtime, 2))
+        interaction_id = (await reply_of(runtime, TENANT, ECHO)).interaction.id
+        assert interaction_id
+        assert (await stolen) == (keys.wake(queue).encode(), WAKE_TOKEN.encode())
+        await until_async(lambda: completed(runtime, interaction_id), within=10)
+    finally:
+        await host.stop(grace=0.5)
+        await thief.aclose()
 
 
 async def test_a_stopping_worker_hands_a_token_it_took_to_another_worker(
@@ -109,10 +184,13 @@ async def test_a_stopping_worker_hands_a_token_it_took_to_another_worker(
     async def handed_back() -> bool:
         listed = runtime.store.redis.lrange(tokens, 0, -1)
         kept = await cast("Awaitable[list[bytes]]", listed)
-        return not await blocked(runtime) and kept == [job.encode()]
+        return not await blocked(runtime) and kept == [WAKE_TOKEN.encode()]
 
     await until_async(handed_back)
     assert await runtime.store.jobs.waiting(TENANT, "for-another", 0)
+    # its turn still waits for it
+    listed = runtime.store.redis.lrange(keys.waiting(runtime.store.jobs.queue_name, TENANT), 0, -1)
+    assert await cast("Awaitable[list[bytes]]", listed) == [job.encode()]
 
 
 def test_a_first_pause_is_a_random_part_of_the_period() -> None:
@@ -203,7 +281,7 @@ async def test_a_job_for_later_queued_elsewhere_is_heard_of_from_its_early_token
     due_ms = now_ms() + 1_200
     ran = await later_job_ran(runtime, "wh/later-told", due_ms, traffic_seconds=6.0, told=False)
     assert ran >= due_ms / 1000
-    assert heard[0] == due_ms  # from the early token, not from the enqueue
+    assert heard[0] == due_ms  # from the early turn, not from the enqueue
 
 
 async def queued_unheard(runtime: Runtime, job: str, due_ms: int) -> None:
@@ -261,7 +339,7 @@ async def test_a_stopping_worker_hands_the_job_it_would_wake_for_to_another(runt
 async def test_a_job_for_later_whose_knower_died_is_woken_by_the_due_channel(
     runtime: Runtime, private_redis: RedisProcess
 ) -> None:
-    """The worker that takes a job's early token is the one that knows its time (take.lua); one killed
+    """The worker that takes a job's early turn is the one that knows its time (take_turn.lua); one killed
     with it takes that along, and the others' timers would find the job only at their next check (15 waits
     of poll_delay_ms, 30 s). wake.lua also tells each job for later on the due channel, which every
     process's timer hears: here the only way the worker can know."""
@@ -280,7 +358,7 @@ async def test_a_job_for_later_whose_knower_died_is_woken_by_the_due_channel(
         due_ms = now_ms() + 1_000
         job = "wh/knower-died"
         assert await elsewhere.enqueue_call(job, EVENT_JOB, (TENANT, "ghost", 1), run_at_ms=due_ms)
-        assert (await stolen) == (keys.wake(queue).encode(), job.encode())
+        assert (await stolen) == (keys.wake(queue).encode(), WAKE_TOKEN.encode())
         await until_async(done_with(runtime, job), within=2.0)
         assert now_ms() >= due_ms
     finally:

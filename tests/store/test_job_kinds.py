@@ -1,5 +1,6 @@
 """The queue's one table of job kinds (store/jobs.py KINDS): each has its function in a worker, and each
-id scheme of keys.py (and the webhooks' deliveries) maps to its kind's mark in progress. No Redis."""
+id scheme of keys.py (and the webhooks' deliveries) maps to its kind's mark in progress and names the
+tenant whose turn it waits for. No Redis."""
 
 from __future__ import annotations
 
@@ -15,15 +16,19 @@ def test_every_kind_has_its_function_once() -> None:
     assert run.timeout_s is not None and run.timeout_s >= 3600
 
 
-def test_each_id_scheme_has_its_kinds_mark() -> None:
-    delivery = Delivery(
-        tenant="t",
+def delivery_of(tenant: str) -> Delivery:
+    return Delivery(
+        tenant=tenant,
         event_id="evt",
         event_type="interaction.completed",
         body="{}",
         target="webhook:wh_1",
         first_ms=0,
     )
+
+
+def test_each_id_scheme_has_its_kinds_mark() -> None:
+    delivery = delivery_of("t")
     assert jobs.mark_of(keys.job_id("t", "v1_a", 3)) == "run"
     assert jobs.mark_of(keys.event_job_id("t", "v1_a")) == "attempt"
     assert jobs.mark_of(delivery.job_id) == "attempt"
@@ -32,3 +37,16 @@ def test_each_id_scheme_has_its_kinds_mark() -> None:
     # a run of a tenant whose configured name starts like another kind's prefix is still a run
     assert jobs.mark_of(keys.job_id("whale", "v1_a", 1)) == "run"
     assert jobs.mark_of(keys.job_id("delta", "v1_a", 1)) == "run"
+
+
+def test_each_id_scheme_names_its_tenant() -> None:
+    for tenant in ("0123456789abcdef0123456789abcdef", "whale", "trig.a-b_c"):
+        ids = [
+            keys.job_id(tenant, "v1_a", 3),
+            keys.event_job_id(tenant, "v1_a"),
+            delivery_of(tenant).job_id,
+            keys.deletion_job_id(tenant, "d1"),
+            keys.trigger_fire_job_id(tenant, "tr_a", 1000),
+            f"{keys.trigger_fire_job_id(tenant, 'tr_a', 1000)}/end",
+        ]
+        assert [jobs.tenant_of(job) for job in ids] == [tenant] * len(ids)

@@ -1,6 +1,7 @@
 """arq's queue as the store writes and takes it (server/store/jobs.py), in-process against a real Redis: a
-job queued in one round trip is arq's own (arq reads it back), its token names it, and a worker takes it
-once, in one round trip too."""
+job queued in one round trip is arq's own (arq reads it back), it waits its turn among its tenant's with a
+token that wakes a worker, and a worker takes it once, in one round trip too (how the tenants' turns go:
+tests/store/test_turns.py)."""
 
 from __future__ import annotations
 
@@ -14,20 +15,33 @@ from arq.jobs import Job, deserialize_job_raw
 from server.store import jobs as jobs_module
 from server.store import keys
 from server.store.commands import now_ms
-from server.store.jobs import JOB_NAME, job_deserializer
+from server.store.jobs import JOB_NAME, WAKE_TOKEN, Marks, job_deserializer
 from server.store.store import Store
 
 TENANT = "t-jobs"
 IN_PROGRESS_MS = 60_000
+MARKS = Marks(run=IN_PROGRESS_MS, attempt=IN_PROGRESS_MS)
+#: jobs for later, named as webhook deliveries are (wh/<tenant>/...), and a trigger's fire of another tenant
+FAR, NOW, DUE, RUNNING, GONE = (f"wh/{TENANT}/{name}" for name in ("far", "now", "due", "running", "gone"))
+OTHER = "t-other"
+OTHERS = keys.trigger_fire_job_id(OTHER, "tr_1", 1000)
+
+
+async def listed(store: Store, key: str) -> list[bytes]:
+    return await cast("Awaitable[list[bytes]]", store.redis.lrange(key, 0, -1))
 
 
 async def tokens(store: Store) -> list[bytes]:
     """The queue's wake-up tokens, oldest first."""
-    listed = store.redis.lrange(keys.wake(store.jobs.queue_name), 0, -1)
-    return await cast("Awaitable[list[bytes]]", listed)
+    return await listed(store, keys.wake(store.jobs.queue_name))
 
 
-async def test_a_queued_job_is_arqs_own_and_its_token_names_it(store: Store) -> None:
+async def waiting(store: Store, tenant: str = TENANT) -> list[bytes]:
+    """A tenant's jobs waiting for their turns, oldest first."""
+    return await listed(store, keys.waiting(store.jobs.queue_name, tenant))
+
+
+async def test_a_queued_job_is_arqs_own_and_waits_its_turn(store: Store) -> None:
     await store.jobs.enqueue(TENANT, "a", 3)
     job = keys.job_id(TENANT, "a", 3)
 
@@ -37,20 +51,25 @@ async def test_a_queued_job_is_arqs_own_and_its_token_names_it(store: Store) -> 
     assert (info.function, list(info.args), info.kwargs) == (JOB_NAME, [TENANT, "a", 3], {})
     assert await store.redis.zscore(store.jobs.queue_name, job) == info.score
     assert 0 < now_ms() - int(info.score or 0) < 5_000
-    assert await tokens(store) == [job.encode()]
+    assert await tokens(store) == [WAKE_TOKEN.encode()]
+    assert await waiting(store) == [job.encode()]
+    assert await listed(store, keys.ring(store.jobs.queue_name)) == [TENANT.encode()]
     assert await store.jobs.waiting(TENANT, "a", 3)
 
-    # arq's rule: a job that exists already is not queued again, and leaves no second token
+    # arq's rule: a job that exists already is not queued again, and leaves no second token nor turn
     await store.jobs.enqueue(TENANT, "a", 3)
-    assert await tokens(store) == [job.encode()]
+    assert await tokens(store) == [WAKE_TOKEN.encode()]
+    assert await waiting(store) == [job.encode()]
 
 
 async def test_a_job_is_taken_once_with_its_data(store: Store) -> None:
     await store.jobs.enqueue(TENANT, "a", 0)
     job = keys.job_id(TENANT, "a", 0)
 
-    assert await store.jobs.next_wake(0.1) == job
-    data = await store.jobs.take(job, IN_PROGRESS_MS)
+    assert await store.jobs.next_wake(0.1) == WAKE_TOKEN
+    turn = await store.jobs.take_turn(MARKS, woken=True)
+    assert (turn.job, turn.more) == (job, False)
+    data = turn.data
     assert data is not None
     name, args, _, _, _ = deserialize_job_raw(data, deserializer=job_deserializer)
     assert (name, list(args)) == (JOB_NAME, [TENANT, "a", 0])
@@ -58,6 +77,12 @@ async def test_a_job_is_taken_once_with_its_data(store: Store) -> None:
     assert not await store.jobs.waiting(TENANT, "a", 0)
 
     assert await store.jobs.take(job, IN_PROGRESS_MS) is None  # another worker has it
+    # its turn was taken with it, and no token is left to wake a worker for nothing
+    assert await store.jobs.take_turn(MARKS, woken=False) == (None, None, False)
+    assert await tokens(store) == []
+    assert not await store.redis.exists(
+        keys.ring(store.jobs.queue_name), keys.waiting(store.jobs.queue_name, TENANT)
+    )
 
 
 async def test_a_job_not_there_or_not_due_is_not_taken(store: Store) -> None:
@@ -93,14 +118,12 @@ async def test_a_finished_job_is_gone_and_a_released_one_is_taken_again(store: S
     assert await store.jobs.take(released, IN_PROGRESS_MS) is not None
 
 
-async def test_tokens_no_worker_took_are_capped_oldest_first(store: Store) -> None:
+async def test_tokens_no_worker_took_are_capped_and_every_job_keeps_its_turn(store: Store) -> None:
     cap = jobs_module._MAX_TOKENS
     for fence in range(cap + 2):
         await store.jobs.enqueue(TENANT, "many", fence)
-    kept = await tokens(store)
-    assert len(kept) == cap
-    assert kept[0] == keys.job_id(TENANT, "many", 2).encode()
-    assert kept[-1] == keys.job_id(TENANT, "many", cap + 1).encode()
+    assert await tokens(store) == [WAKE_TOKEN.encode()] * cap
+    assert await waiting(store) == [keys.job_id(TENANT, "many", fence).encode() for fence in range(cap + 2)]
 
 
 async def later(store: Store) -> dict[str, float]:
@@ -113,52 +136,61 @@ async def test_a_job_for_later_is_in_the_deferred_set_and_its_data_lives_past_it
     """Its token wakes a worker too early: take answers no job and tells the worker when it is due. Its
     data lives a day past its due time, as arq keeps a deferred job's: one due in two days is not lost."""
     heard: list[int] = []
-    store.jobs.on_deferred = lambda job, due: heard.append(due) if job == "wh/far" else None
+    store.jobs.on_deferred = lambda job, due: heard.append(due) if job == FAR else None
     two_days_ms = 2 * 86_400_000
     due = now_ms() + two_days_ms
-    assert await store.jobs.enqueue_call("wh/far", JOB_NAME, (TENANT, "far", 0), run_at_ms=due)
+    assert await store.jobs.enqueue_call(FAR, JOB_NAME, (TENANT, "far", 0), run_at_ms=due)
     assert heard == [due]  # this process hears of it at once
-    assert await later(store) == {"wh/far": due}
-    assert await store.redis.zscore(store.jobs.queue_name, "wh/far") == due
-    assert await store.redis.pttl(keys.arq_job("wh/far")) > two_days_ms + 86_000_000
-    assert await tokens(store) == [b"wh/far"]
+    assert await later(store) == {FAR: due}
+    assert await store.redis.zscore(store.jobs.queue_name, FAR) == due
+    assert await store.redis.pttl(keys.arq_job(FAR)) > two_days_ms + 86_000_000
+    assert await tokens(store) == [WAKE_TOKEN.encode()]
+    assert await waiting(store) == [FAR.encode()]
 
-    assert await store.jobs.take("wh/far", IN_PROGRESS_MS) is None
-    assert heard == [due, due]  # and so does the worker its early token woke
-    assert await store.redis.exists(keys.arq_job("wh/far"))
+    assert await store.jobs.take_turn(MARKS, woken=False) == (None, None, False)
+    assert heard == [due, due]  # and so does the worker its early turn woke
+    assert await tokens(store) == [] and await waiting(store) == []
+    assert await store.redis.exists(keys.arq_job(FAR))
 
     # a job for now is in no deferred set, and tells nobody
-    assert await store.jobs.enqueue_call("wh/now", JOB_NAME, (TENANT, "now", 0))
-    assert "wh/now" not in await later(store)
+    assert await store.jobs.enqueue_call(NOW, JOB_NAME, (TENANT, "now", 0))
+    assert NOW not in await later(store)
     assert heard == [due, due]
 
 
-async def test_due_jobs_get_a_token_each_until_taken(store: Store) -> None:
-    """push_due (due.lua): a token for each due job not in progress, due again AGAIN_MS later (a lost token
-    is pushed again); a job gone from the queue leaves the set; the answer is the job due first of those
-    left, and its due time."""
+async def test_due_jobs_get_a_turn_each_until_taken(store: Store) -> None:
+    """push_due (due.lua): a turn for each due job not in progress, in its tenant's list, due again
+    AGAIN_MS later (a lost turn is given again); a job gone from the queue leaves the set; the answer is
+    the job due first of those left, and its due time."""
     soon, far = now_ms() + 300, now_ms() + 60_000
-    for job, at in (("wh/due", soon), ("wh/running", soon), ("wh/gone", soon), ("wh/far", far)):
+    for job, at in ((DUE, soon), (RUNNING, soon), (GONE, soon), (FAR, far), (OTHERS, soon + 1)):
         await store.jobs.enqueue_call(job, JOB_NAME, (TENANT, job, 0), run_at_ms=at)
-    await store.redis.delete(keys.wake(store.jobs.queue_name))
-    assert await store.jobs.push_due(5_000) == ("wh/due", soon)  # nothing due yet
+    queue = store.jobs.queue_name
+    await store.redis.delete(keys.wake(queue), keys.ring(queue), keys.waiting(queue, TENANT))
+    await store.redis.delete(keys.waiting(queue, OTHER))
+    assert await store.jobs.push_due(5_000) == (DUE, soon)  # nothing due yet
     assert await tokens(store) == []
 
     await asyncio.sleep((soon - now_ms()) / 1000 + 0.01)
-    await store.redis.zrem(store.jobs.queue_name, "wh/gone")  # run and finished
-    assert await store.jobs.take("wh/running", IN_PROGRESS_MS) is not None
+    await store.redis.zrem(store.jobs.queue_name, GONE)  # run and finished
+    assert await store.jobs.take(RUNNING, IN_PROGRESS_MS) is not None
     before = now_ms()
     earliest = await store.jobs.push_due(5_000)
-    assert await tokens(store) == [b"wh/due"]
+    assert await tokens(store) == [WAKE_TOKEN.encode()] * 2
+    # each in its tenant's list: a delivery's and a fire's ids name it after their prefix
+    assert await waiting(store) == [DUE.encode()]
+    assert await waiting(store, OTHER) == [OTHERS.encode()]
+    assert await listed(store, keys.ring(queue)) == [TENANT.encode(), OTHER.encode()]
     scores = await later(store)
-    assert set(scores) == {"wh/due", "wh/running", "wh/far"}
-    assert before + 5_000 <= scores["wh/due"] == scores["wh/running"] <= now_ms() + 5_000
-    assert earliest is not None and earliest[1] == scores["wh/due"] < far
+    assert set(scores) == {DUE, RUNNING, FAR, OTHERS}
+    assert before + 5_000 <= scores[DUE] == scores[RUNNING] <= now_ms() + 5_000
+    assert earliest is not None and earliest[1] == scores[DUE] < far
 
     # taken, run and finished: the set forgets it the next time it would be due
-    assert await store.jobs.take("wh/due", IN_PROGRESS_MS) is not None
-    await store.jobs.finish("wh/due")
-    await store.redis.zadd(keys.deferred(store.jobs.queue_name), {"wh/due": now_ms()})
+    assert await store.jobs.take(DUE, IN_PROGRESS_MS) is not None
+    await store.jobs.finish(DUE)
+    await store.redis.zadd(keys.deferred(store.jobs.queue_name), {DUE: now_ms()})
     await store.jobs.push_due(5_000)
-    assert "wh/due" not in await later(store)
-    assert await tokens(store) == [b"wh/due"]  # no second token
+    assert DUE not in await later(store)
+    assert await tokens(store) == [WAKE_TOKEN.encode()] * 2  # no second token
+    assert await waiting(store) == [DUE.encode()]

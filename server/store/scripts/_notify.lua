@@ -14,8 +14,7 @@ local function queue_event_job(n, configured)
   if not n.job_key or redis.call('EXISTS', n.job_key) == 1 then return true end
   redis.call('PSETEX', n.job_key, n.ttl, n.blob)
   redis.call('ZADD', n.queue, n.now, n.job)
-  if redis.call('RPUSH', n.wake, n.job) > tonumber(n.cap) then
-    redis.call('LTRIM', n.wake, -tonumber(n.cap), -1)
-  end
+  -- its tenant is its id's second part (keys.event_job_id)
+  queue_turn(n.wake, string.match(n.job, '^[^/]*/([^/]*)'), n.job, n.cap)
   return true
 end

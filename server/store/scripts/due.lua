@@ -1,31 +1,36 @@
--- The jobs queued for later whose time has come get a token each, which wakes one idle worker to take
--- the job (worker_host.py), however busy the queue: run by any worker, at the earliest due time it knows
--- of, and now and then in case (server/runner/due_jobs.py). Each is then due again `ARGV[2]` ms later, so a
--- token lost (its worker died, or the token list was trimmed) is pushed again; a job gone from the queue
--- (run and finished) leaves the set, and one in progress gets no token.
+-- The jobs queued for later whose time has come get their turn each (_turns.lua), whose token wakes one
+-- idle worker to take it (worker_host.py), however busy the queue: run by any worker, at the earliest due
+-- time it knows of, and now and then in case (server/runner/due_jobs.py). Each is then due again `ARGV[2]`
+-- ms later, so a turn lost (its worker died before taking the job) is given again; a job gone from the
+-- queue (run and finished) leaves the set, and one in progress gets no turn.
 -- KEYS[1] the queue's deferred set, KEYS[2] queue, KEYS[3] the queue's token list
 -- ARGV[1] now (ms), ARGV[2] again after (ms), ARGV[3] most jobs at once, ARGV[4] most tokens kept,
--- ARGV[5] arq's in-progress key prefix (the queue's Redis is never a Cluster: store/queue_side.py)
+-- ARGV[5] arq's in-progress key prefix (the queue's Redis is never a Cluster: store/queue_side.py),
+-- ARGV[6..] the id prefixes of the kinds of job whose ids name their tenant second (store/jobs.py KINDS)
 -- Returns the job due first of those left and its due time (ms), or false when no job is queued for later
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if not first[2] then return false end
 -- the common case, nothing due yet: one command
 if tonumber(first[2]) > tonumber(ARGV[1]) then return {first[1], tonumber(first[2])} end
+local prefixed = {}
+for i = 6, #ARGV do prefixed[ARGV[i]] = true end
+-- a job's tenant, as store/jobs.py tenant_of reads it: its id's first part, or its second after a prefix
+local function tenant_of(job)
+  local prefix, rest = string.match(job, '^([^/]*/)(.*)$')
+  if prefix and prefixed[prefix] then return string.match(rest, '^[^/]*') end
+  return string.match(job, '^[^/]*')
+end
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local again = tonumber(ARGV[1]) + tonumber(ARGV[2])
-local tokens = 0
 for _, job in ipairs(due) do
   if not redis.call('ZSCORE', KEYS[2], job) then
     redis.call('ZREM', KEYS[1], job)
   else
     redis.call('ZADD', KEYS[1], again, job)
     if redis.call('EXISTS', ARGV[5] .. job) == 0 then
-      tokens = redis.call('RPUSH', KEYS[3], job)
+      queue_turn(KEYS[3], tenant_of(job), job, ARGV[4])
     end
   end
-end
-if tokens > tonumber(ARGV[4]) then
-  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[4]), -1)
 end
 first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if first[2] then return {first[1], tonumber(first[2])} end

@@ -1,0 +1,108 @@
+"""The tenants' turns on the queue (store/scripts/_turns.lua, take_turn.lua), in-process against a real
+Redis: each tenant's jobs wait in a list of its own and the tenants with jobs waiting take turns, so one
+tenant's backlog, beyond the tokens' cap too, holds another tenant's job back by one turn and keeps its own
+order; a job a worker took by another way is passed over with its token; each kind's job is marked as its
+kind's."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import cast
+
+from server.store import jobs as jobs_module
+from server.store import keys
+from server.store.jobs import EVENT_JOB, WAKE_TOKEN, Marks, Turn
+from server.store.store import Store
+
+A, B, C = "t-a", "t-b", "t-c"
+MARKS = Marks(run=60_000, attempt=20_000, fire=7_000)
+
+
+async def tokens(store: Store) -> int:
+    return await cast("Awaitable[int]", store.redis.llen(keys.wake(store.jobs.queue_name)))
+
+
+async def take(store: Store, *, woken: bool = False) -> Turn:
+    if woken:
+        assert await store.jobs.next_wake(0.1) == WAKE_TOKEN
+    return await store.jobs.take_turn(MARKS, woken=woken)
+
+
+async def test_tenants_take_turns_each_in_its_own_order(store: Store) -> None:
+    for tenant, count in ((A, 3), (B, 1), (C, 2)):
+        for n in range(count):
+            await store.jobs.enqueue(tenant, f"i{n}", 0)
+    taken = [await take(store, woken=True) for _ in range(6)]
+    expected = [(A, 0), (B, 0), (C, 0), (A, 1), (C, 1), (A, 2)]
+    assert [turn.job for turn in taken] == [keys.job_id(t, f"i{n}", 0) for t, n in expected]
+    assert [turn.more for turn in taken] == [True] * 5 + [False]
+    assert all(turn.data for turn in taken)
+    assert await tokens(store) == 0
+    assert await take(store) == (None, None, False)
+
+
+async def test_a_backlog_beyond_the_token_cap_holds_another_tenants_job_back_by_one_turn(
+    store: Store,
+) -> None:
+    """A's backlog outgrows the tokens' cap (the oldest tokens dropped): B's job, queued after all of it,
+    is the second taken; A's are taken in their order, every one of them, by a worker that takes the next
+    one as long as its take says more wait."""
+    backlog = jobs_module._MAX_TOKENS + 200
+    for n in range(backlog):
+        await store.jobs.enqueue(A, f"i{n}", 0)
+    await store.jobs.enqueue(B, "late", 0)
+    assert await tokens(store) == jobs_module._MAX_TOKENS
+
+    first, second = await take(store, woken=True), await take(store)
+    assert (first.job, second.job) == (keys.job_id(A, "i0", 0), keys.job_id(B, "late", 0))
+    rest = [first]
+    while rest[-1].more:
+        rest.append(await take(store))
+    assert [turn.job for turn in rest] == [keys.job_id(A, f"i{n}", 0) for n in range(backlog)]
+    # each take took a token with it, but for those the cap had dropped
+    assert await tokens(store) == 0
+    assert await store.redis.zcard(store.jobs.queue_name) == backlog + 1  # all taken, none lost
+
+
+async def test_a_job_taken_another_way_is_passed_over_with_its_token(store: Store) -> None:
+    """A job a worker took by its name (a token of the version before, a read of the whole queue) or
+    that was given a second turn (the reaper's wake_for) is passed over, and the token queued with it
+    goes too, so that no worker is woken for it."""
+    for n in range(3):
+        await store.jobs.enqueue(A, f"i{n}", 0)
+    await store.jobs.enqueue(B, "b", 0)
+    for n in (0, 1):
+        assert await store.jobs.take(keys.job_id(A, f"i{n}", 0), 60_000) is not None
+    await store.jobs.wake_for(B, "b", 0)  # B's job listed twice
+    assert await tokens(store) == 5
+
+    # A's first is passed over, and the turn is B's; then A's second and B's second listing are passed
+    # over on the way to A's third
+    turn = await take(store, woken=True)
+    assert (turn.job, turn.more) == (keys.job_id(B, "b", 0), True)
+    assert await tokens(store) == 3
+    turn = await take(store)
+    assert (turn.job, turn.more) == (keys.job_id(A, "i2", 0), False)
+    assert await tokens(store) == 0
+
+
+async def test_a_take_passes_over_a_bounded_number_then_says_more_wait(store: Store) -> None:
+    over = jobs_module._PASSED_OVER
+    for n in range(over + 1):
+        await store.jobs.enqueue(A, f"i{n}", 0)
+        if n < over:
+            assert await store.jobs.take(keys.job_id(A, f"i{n}", 0), 60_000) is not None
+    assert await take(store) == (None, None, True)
+    assert (await take(store)).job == keys.job_id(A, f"i{over}", 0)
+
+
+async def test_each_kind_of_job_is_marked_for_its_kinds_time(store: Store) -> None:
+    run = keys.job_id(A, "i0", 0)
+    event = keys.event_job_id(A, "i1")
+    fire = keys.trigger_fire_job_id(A, "tr_1", 1000)
+    await store.jobs.enqueue(A, "i0", 0)
+    for job in (event, fire):
+        assert await store.jobs.enqueue_call(job, EVENT_JOB, (A, job, 0))
+    for job, mark in ((run, MARKS.run), (event, MARKS.attempt), (fire, MARKS.fire)):
+        assert (await take(store)).job == job
+        assert mark - 2_000 < await store.redis.pttl(keys.arq_in_progress(job)) <= mark
