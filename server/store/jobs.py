@@ -279,7 +279,8 @@ class Jobs:
         """Take the next tenant's next job (take_turn.lua): marked as this worker's (for as long as `marks`
         says for its kind) and read, in one round trip; `woken`: this worker took a token for it. A job
         deferred to later is not taken (`on_deferred` hears when it is due)."""
-        names = [self.queue_name, keys.wake(self.queue_name), keys.ring(self.queue_name)]
+        queue = self.queue_name
+        names = [queue, keys.wake(queue), keys.ring(queue), keys.deferred(queue)]
         args = [now_ms(), "1" if woken else "", _PASSED_OVER, job_key_prefix, in_progress_key_prefix]
         found: list[bytes | int] = await self.scripts.take_turn(
             keys=names, args=[*args, marks.run, *marks.by_prefix()]
@@ -295,7 +296,12 @@ class Jobs:
         """Mark a queued job as taken by this worker and read it (take.lua); None if it is not there to
         take (another worker has it, it is gone, or deferred: then `on_deferred` hears when it is due)."""
         taken: bytes | int | None = await self.scripts.take(
-            keys=[self.queue_name, keys.arq_job(job), keys.arq_in_progress(job)],
+            keys=[
+                self.queue_name,
+                keys.arq_job(job),
+                keys.arq_in_progress(job),
+                keys.deferred(self.queue_name),
+            ],
             args=[job, now_ms(), in_progress_ms],
         )
         if isinstance(taken, int):

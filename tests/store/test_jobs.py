@@ -88,11 +88,18 @@ async def test_a_job_is_taken_once_with_its_data(store: Store) -> None:
 async def test_a_job_not_there_or_not_due_is_not_taken(store: Store) -> None:
     assert await store.jobs.take(keys.job_id(TENANT, "never", 0), IN_PROGRESS_MS) is None
 
-    await store.jobs.enqueue(TENANT, "later", 0)
-    later = keys.job_id(TENANT, "later", 0)
-    await store.redis.zadd(store.jobs.queue_name, {later: now_ms() + 60_000})
+    # a job for later (in the deferred set, as wake.lua puts it) is not taken before its time
+    later = f"wh/{TENANT}/later"
+    assert await store.jobs.enqueue_call(later, JOB_NAME, (TENANT, "later", 0), run_at_ms=now_ms() + 60_000)
     assert await store.jobs.take(later, IN_PROGRESS_MS) is None
-    assert await store.jobs.waiting(TENANT, "later", 0)
+    assert not await store.redis.exists(keys.arq_in_progress(later))
+
+    # one for now whose score is past the taker's clock (queued after it read its clock, or by a process
+    # whose clock runs ahead) is taken: it is due, and no turn would come for it again
+    await store.jobs.enqueue(TENANT, "ahead", 0)
+    ahead = keys.job_id(TENANT, "ahead", 0)
+    await store.redis.zadd(store.jobs.queue_name, {ahead: now_ms() + 60_000})
+    assert await store.jobs.take(ahead, IN_PROGRESS_MS) is not None
 
     # a job whose data expired leaves the queue (the reaper queues its run again)
     await store.jobs.enqueue(TENANT, "expired", 0)

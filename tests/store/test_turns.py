@@ -1,8 +1,8 @@
 """The tenants' turns on the queue (store/scripts/_turns.lua, take_turn.lua), in-process against a real
 Redis: each tenant's jobs wait in a list of its own and the tenants with jobs waiting take turns, so one
 tenant's backlog, beyond the tokens' cap too, holds another tenant's job back by one turn and keeps its own
-order; a job a worker took by another way is passed over with its token; each kind's job is marked as its
-kind's."""
+order; a job a worker took by another way is passed over with its token; a job for now is taken whatever
+the taker's clock says, one for later not before its time; each kind's job is marked as its kind's."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import cast
 
 from server.store import jobs as jobs_module
 from server.store import keys
+from server.store.commands import now_ms
 from server.store.jobs import EVENT_JOB, WAKE_TOKEN, Marks, Turn
 from server.store.store import Store
 
@@ -106,3 +107,25 @@ async def test_each_kind_of_job_is_marked_for_its_kinds_time(store: Store) -> No
     for job, mark in ((run, MARKS.run), (event, MARKS.attempt), (fire, MARKS.fire)):
         assert (await take(store)).job == job
         assert mark - 2_000 < await store.redis.pttl(keys.arq_in_progress(job)) <= mark
+
+
+async def test_a_job_for_now_scored_past_the_takers_clock_is_taken_in_its_turn(store: Store) -> None:
+    """A worker reads its clock, then its take runs: a job queued in between, or by a process whose clock
+    runs ahead, scores later than the take's `now`. It is due, and taken: left, it would have no turn
+    again, only a read of the whole queue after 15 empty waits (30 s) would find it."""
+    await store.jobs.enqueue(A, "ahead", 0)
+    job = keys.job_id(A, "ahead", 0)
+    await store.redis.zadd(store.jobs.queue_name, {job: now_ms() + 60_000})
+    assert (await take(store)).job == job
+
+
+async def test_a_job_for_later_taken_too_early_has_its_next_turn_at_its_time(store: Store) -> None:
+    """Its turn came early (the one queued with it, which tells the worker its time; or a due one taken
+    with a clock read just before its time): not taken, and its next turn is due at its time (due.lua),
+    not a retry's 5 s later."""
+    queue, job, due = store.jobs.queue_name, keys.event_job_id(A, "later"), now_ms() + 60_000
+    assert await store.jobs.enqueue_call(job, EVENT_JOB, (A, "later", 0), run_at_ms=due)
+    await store.redis.zadd(keys.deferred(queue), {job: due + 5_000})  # as due.lua leaves one it gave a turn
+    assert await take(store) == (None, None, False)
+    assert await store.redis.zscore(keys.deferred(queue), job) == due
+    assert not await store.redis.exists(keys.arq_in_progress(job))
