@@ -57,6 +57,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "trigger_started": (),
     "trigger_settle": (),
     "usage_add": ("_usage",),
+    "limits": ("_moves",),
 }
 
 
@@ -144,6 +145,7 @@ class Scripts:
         "due",
         "finish",
         "install_signing_key",
+        "limits",
         "read",
         "reap",
         "requeue",
@@ -198,6 +200,7 @@ class Scripts:
         self.wake_again = register("wake_again")
         self.take = register("take")
         self.due = register("due")
+        self.limits = register("limits")
         self.install_signing_key = register("install_signing_key")
         self.webhook_create = register("webhook_create")
         self.webhook_write = register("webhook_write")
