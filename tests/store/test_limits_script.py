@@ -32,6 +32,7 @@ async def _check(
             keys.minute_tokens(TENANT),
             keys.usage(TENANT, day_of(now)),
             keys.background_runs(TENANT),
+            keys.stored_interactions(TENANT),
         ],
         args=[
             now,
@@ -44,6 +45,7 @@ async def _check(
             "cancelling in_progress queued",
             ms_to_next_day(now),
             "1" if admit else "",
+            limits.stored_interactions,
         ],
     )
     return [part.decode() if isinstance(part, bytes) else part for part in result]
@@ -116,3 +118,27 @@ async def test_a_background_place_is_freed_by_its_end_or_an_unstored_create(
         await _redis(store).hset(record, "status", status)
         assert await _check(store, limits, T0 + 2, background="v1_second") == ["ok", -1]
     assert await _redis(store).zrange(keys.background_runs(TENANT), 0, -1) == [b"v1_second"]
+
+
+async def test_stored_interactions_wait_for_the_day_whose_expiries_free_a_place(store: Store) -> None:
+    day = T0 // 86_400_000
+    await _redis(store).hset(keys.stored_interactions(TENANT), mapping={day - 1: 5, day: 1, day + 2: 2})
+    # yesterday's have expired: 3 are held, and today's end takes one
+    assert await _check(store, TenantLimits(stored_interactions=4), T0) == ["ok", -1]
+    end_of = [(day + n) * 86_400_000 - T0 for n in (1, 3)]
+    assert await _check(store, TenantLimits(stored_interactions=3), T0) == [
+        "over",
+        "stored_interactions",
+        end_of[0],
+        3,
+    ]
+    assert await _check(store, TenantLimits(stored_interactions=2), T0) == [
+        "over",
+        "stored_interactions",
+        end_of[1],
+        2,
+    ]
+    assert set(await _redis(store).hkeys(keys.stored_interactions(TENANT))) == {
+        str(day).encode(),
+        str(day + 2).encode(),
+    }
