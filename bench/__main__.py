@@ -58,6 +58,8 @@ SCENARIO_SECONDS = {
     "idle_workers": 200.0,
     # 10,000 triggers registered, then a minute of 1,000 due (waited for from up to 90 s before it)
     "triggers": 420.0,
+    # 6 paired create rounds, then 24 paired floods (about 100 s on a quiet 2-core machine)
+    "dialects": 180.0,
     # trials of 2,000 background creates each, and their runs
     "fairness": 300.0,
 }

@@ -52,8 +52,10 @@ class UsageStore:
 
     async def add(self, tenant: str, tags: str, status: str, usage: Usage | None, calls: int) -> None:
         """Count a call that stores nothing (it has no settle to count it)."""
-        used = amounts(usage, calls)
-        await self.scripts.usage_add(keys=[today_key(tenant)], args=[tags, status, used, self.ttl_ms])
+        used, now = amounts(usage, calls), now_ms()
+        await self.scripts.usage_add(
+            keys=[keys.usage(tenant, day_of(now))], args=[tags, status, used, self.ttl_ms, now]
+        )
         usage_metrics.counted(search_tags.model_of(tags), status, used, tenant)
 
     async def days(self, tenant: str, days: Sequence[str]) -> dict[str, dict[str, int]]:
