@@ -24,7 +24,7 @@ from ..client import Connection
 from ..procs import Child
 from ..stats import distribution
 from .background import Claims
-from .common import CREATE, Bench, json_object, payload
+from .common import CREATE, Bench, creates, json_object, payload
 
 #: A's creates in flight at once
 CONNECTIONS = 32
@@ -47,18 +47,7 @@ def _tenant(key: str) -> str:
 async def _backlog(b: Bench, count: int) -> int:
     """A's `count` background creates over CONNECTIONS connections; returns how many were answered 200."""
     body = payload(model="echo", input="a backlog", background=True)
-    left = iter(range(count))
-    created = 0
-
-    async def one_connection() -> None:
-        nonlocal created
-        async with Connection(b.server.url, _headers(A_KEY)) as conn:
-            for _ in left:
-                if (await conn.request("POST", CREATE, body)).status == 200:
-                    created += 1
-
-    await asyncio.gather(*(one_connection() for _ in range(CONNECTIONS)))
-    return created
+    return await creates(b.server.url, A_KEY, (body for _ in range(count)), CONNECTIONS)
 
 
 async def _waiting(b: Bench) -> int:

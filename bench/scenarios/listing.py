@@ -34,7 +34,7 @@ from ..client import Connection
 from ..procs import cpu_seconds
 from ..redis_watch import command_calls
 from ..stats import distribution, ratio
-from .common import CREATE, Bench, json_object, payload
+from .common import CREATE, Bench, creates, json_object, payload
 
 TENANTS = {"small": "bench-list-small", "large": "bench-list-large"}
 CREATE_TENANT = "bench-list-creates"
@@ -70,19 +70,10 @@ def _labels(index: int, count: int) -> dict[str, str]:
 
 async def _seed(b: Bench, key: str, count: int) -> int:
     """`count` stored echo creates in `key`'s tenant over SEED_CONNECTIONS connections; the failures."""
-    todo = iter(range(count))
-    failed = 0
-
-    async def one_connection() -> None:
-        nonlocal failed
-        async with Connection(b.server.url, _headers(key)) as conn:
-            for index in todo:
-                body = payload(model="echo", input=f"note {index}", labels=_labels(index, count))
-                if (await conn.request("POST", CREATE, body)).status != 200:
-                    failed += 1
-
-    await asyncio.gather(*(one_connection() for _ in range(SEED_CONNECTIONS)))
-    return failed
+    bodies = (
+        payload(model="echo", input=f"note {index}", labels=_labels(index, count)) for index in range(count)
+    )
+    return count - await creates(b.server.url, key, bodies, SEED_CONNECTIONS)
 
 
 class Sample:
