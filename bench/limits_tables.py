@@ -70,7 +70,17 @@ def _cpu_rows(cpu: dict[str, Any]) -> list[Row]:
 
 
 def _redis_rows(redis: dict[str, dict[str, Any]]) -> list[Row]:
-    fields = ("creates", "rps", "commands", "scripts", "reads", "writes", "net_in_bytes", "errors")
+    fields = (
+        "creates",
+        "rps",
+        "server_cpu_ms",
+        "commands",
+        "scripts",
+        "reads",
+        "writes",
+        "net_in_bytes",
+        "errors",
+    )
     return [
         [level, name, *(keyed[name][f] for f in fields)] for level, keyed in redis.items() for name in KEYS
     ]
@@ -110,6 +120,7 @@ def limits_section(results: dict[str, Any]) -> Section:
         "tenant",
         "creates",
         "creates/s",
+        "server CPU ms/create",
         "Redis cmds / create",
         "scripts / create",
         "reads / create",

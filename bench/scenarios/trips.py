@@ -114,6 +114,7 @@ async def window(redis: Redis, load: Callable[[], Awaitable[WrkResult]]) -> dict
         "creates": result.requests,
         "rps": round(result.rps, 1),
         "errors": result.errors,
+        "server_cpu_ms": round(result.server_cpu_ms, 4),
         "window_seconds": round(wall, 2),
         **_per_create(spent, idle, result.requests),
     }
