@@ -67,6 +67,8 @@ class Limits(Section):
     tokens_per_day: NonNegativeInt | None = None
     #: background interactions queued or running at once
     background_runs: NonNegativeInt | None = None
+    #: interactions stored and not expired nor deleted
+    stored_interactions: NonNegativeInt | None = None
 
 
 class AuthSettings(Section):

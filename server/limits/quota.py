@@ -27,10 +27,12 @@ class Quota:
         self.table = table
 
     @contextlib.asynccontextmanager
-    async def admitted(self, tenant: str, background_id: str | None) -> AsyncIterator[int | None]:
+    async def admitted(
+        self, tenant: str, background_id: str | None, *, stores: bool
+    ) -> AsyncIterator[int | None]:
         """`admit`, for the create within: one that fails (raises) no longer holds a background run
         (it was not stored, or is stored ended)."""
-        budget = await self.admit(tenant, background_id)
+        budget = await self.admit(tenant, background_id, stores=stores)
         try:
             yield budget
         except Exception:
@@ -39,13 +41,16 @@ class Quota:
                     await self.forget(tenant, background_id)
             raise
 
-    async def admit(self, tenant: str, background_id: str | None = None) -> int | None:
-        """Admit a create (`background_id`: the background interaction it is about to store), or raise
-        OverLimit; the tokens its run may use (None: no token limit)."""
+    async def admit(
+        self, tenant: str, background_id: str | None = None, *, stores: bool = True
+    ) -> int | None:
+        """Admit a create (`background_id`: the background interaction it is about to store; `stores`:
+        whether it stores one), or raise OverLimit; the tokens its run may use (None: no token limit)."""
         limits = self.table.of(tenant)
         if not limits.any:
             return None
-        found = await self.store.admit(tenant, limits, background_id if limits.background_runs else None)
+        background = background_id if limits.background_runs else None
+        found = await self.store.admit(tenant, limits, background, stores=stores)
         if isinstance(found, Refusal):
             usage_metrics.over_limit(found.limit)
             raise OverLimit(found.limit, found.value, found.retry_ms / 1000)

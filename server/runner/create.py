@@ -67,7 +67,8 @@ class Creator(UseCase):
         """Admitted under the tenant's limits first (limits/quota.py: refused, nothing else is done).
         `dialect`: StoredConfig.dialect (None but for a dialect that lists what it made)."""
         interaction_id = new_id()
-        async with self.quota.admitted(tenant, interaction_id if request.background else None) as budget:
+        background = interaction_id if request.background else None
+        async with self.quota.admitted(tenant, background, stores=request.store) as budget:
             request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
             plan = plan_create(
                 request,

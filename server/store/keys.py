@@ -121,6 +121,13 @@ def background_runs(tenant: str) -> str:
     return f"ix:{{{tenant}}}:bg"
 
 
+def stored_interactions(tenant: str) -> str:
+    """HASH of the tenant's stored interactions by the UTC day each expires (ms // 86400000 -> count): what
+    its stored_interactions limit reads (scripts/limits.lua). The scripts that store, keep alive and delete
+    interactions keep it, naming it from the tenant's prefix the same way (scripts/_stored.lua)."""
+    return f"ix:{{{tenant}}}:stored"
+
+
 def deletion(tenant: str, deletion_id: str) -> str:
     """HASH of a delete-by-filter job's progress (store/deletions.py)."""
     return f"ix:{{{tenant}}}:deletion:{deletion_id}"

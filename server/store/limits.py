@@ -30,10 +30,13 @@ class TenantLimits(msgspec.Struct, frozen=True, kw_only=True):
     tokens_per_minute: int = 0
     tokens_per_day: int = 0
     background_runs: int = 0
+    stored_interactions: int = 0
 
     @property
     def any(self) -> bool:
-        return bool(self.requests_per_minute or self.tokens or self.background_runs)
+        return bool(
+            self.requests_per_minute or self.tokens or self.background_runs or self.stored_interactions
+        )
 
     @property
     def tokens(self) -> bool:
@@ -59,10 +62,14 @@ class LimitsStore:
         self.commands = typed(redis)
         self.scripts = scripts
 
-    async def admit(self, tenant: str, limits: TenantLimits, background_id: str | None) -> int | Refusal:
+    async def admit(
+        self, tenant: str, limits: TenantLimits, background_id: str | None, *, stores: bool
+    ) -> int | Refusal:
         """Admit a request (counted toward requests_per_minute; `background_id`, a background interaction
-        about to be stored, toward background_runs), or refuse it. Admitted: the tokens a run may use
-        (-1: no token limit)."""
+        about to be stored, toward background_runs; `stores`: it stores an interaction, checked against
+        stored_interactions), or refuse it. Admitted: the tokens a run may use (-1: no token limit)."""
+        if not stores:
+            limits = msgspec.structs.replace(limits, stored_interactions=0)
         return await self._check(tenant, limits, background_id or "", admit=True)
 
     async def tokens_left(self, tenant: str, limits: TenantLimits) -> int:
@@ -85,6 +92,7 @@ class LimitsStore:
                 keys.minute_tokens(tenant),
                 keys.usage(tenant, day_of(now)),
                 keys.background_runs(tenant),
+                keys.stored_interactions(tenant),
             ],
             args=[
                 now,
@@ -97,6 +105,7 @@ class LimitsStore:
                 _UNFINISHED,
                 ms_to_next_day(now),
                 "1" if admit else "",
+                limits.stored_interactions,
             ],
         )
         if text(result[0]) == "ok":

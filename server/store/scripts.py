@@ -25,7 +25,7 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_body", "_walk", "_notify", "_usage"),
+    "create": ("_moves", "_index", "_body", "_stored", "_walk", "_notify", "_usage"),
     "claim": ("_moves",),
     "append": ("_moves",),
     "finish": ("_moves", "_body", "_notify", "_usage"),
@@ -35,7 +35,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "set_input": ("_body",),
     "set_remote": ("_moves",),
     "read": ("_body",),
-    "delete": ("_moves", "_index", "_body"),
+    "delete": ("_moves", "_index", "_body", "_stored"),
     "search": ("_moves", "_index", "_body"),
     "wake": (),
     "wake_again": (),

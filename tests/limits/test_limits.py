@@ -9,14 +9,18 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 from google import genai
 from google.genai import types
 from google.genai._gaos.lib.compat_errors import APIStatusError
 from openai import OpenAI, RateLimitError
+
+from server.store import keys
+from server.store.commands import typed
 
 from ..replies import id_of, interaction, output_text_of, usage_of
 from ..support import new_key, sdk, tenant_of
@@ -220,3 +224,33 @@ def test_a_changed_limit_applies_without_a_restart_and_a_broken_file_keeps_it(
         write(server_config, good)
     set_limits(server_config, tenant_of(key))  # its limit removed
     assert interaction(client.interactions.create(model="echo", input="four")).status == "completed"
+
+
+async def test_stored_interactions_count_what_is_kept_by_the_day_it_expires(
+    base_url: str, server_config: Path, redis: aioredis.Redis
+) -> None:
+    key = new_key()
+    tenant = tenant_of(key)
+    set_limits(server_config, tenant, stored_interactions=3)
+    client = sdk(base_url, key)
+    first = id_of(interaction(await client.aio.interactions.create(model="echo", input="one")))
+    second = id_of(
+        interaction(
+            await client.aio.interactions.create(model="echo", input="two", previous_interaction_id=first)
+        )
+    )
+    # the first is kept alive by the second, half a TTL longer: counted on its new day
+    held = await typed(redis).hgetall(keys.stored_interactions(tenant))
+    counted = {int(day): int(n) for day, n in held.items()}
+    command = cast(Any, redis).execute_command
+    expiries = [int(await command("PEXPIRETIME", keys.interaction(tenant, each))) for each in (first, second)]
+    assert counted == {expiry // 86_400_000: 1 for expiry in expiries} and len(set(counted)) == 2
+    await client.aio.interactions.create(model="echo", input="three", background=True)
+    # stateless work stores nothing: not refused
+    await client.aio.interactions.create(model="echo", input="four", store=False)
+    error = refused(lambda: client.interactions.create(model="echo", input="four"))
+    subject, delay = _quota(error)
+    assert subject == "[auth.limits] stored_interactions" and delay > 86_400 * 10
+    # a delete frees a place
+    await client.aio.interactions.delete(id=second)
+    assert interaction(await client.aio.interactions.create(model="echo", input="five")).status == "completed"

@@ -4,19 +4,22 @@
 -- KEYS[1] its request rate (hash, `req`: the generic cell rate algorithm's theoretical arrival time, ms),
 -- KEYS[2] its tokens by minute (hash: minute number -> tokens, added to by _usage.lua),
 -- KEYS[3] its usage of the day (keys.usage: `all|total`), KEYS[4] its background runs (zset: id -> ms
--- when admitted)
+-- when admitted), KEYS[5] its stored interactions by the day they expire (_stored.lua)
 -- ARGV[1] now (ms), ARGV[2] requests per minute, ARGV[3] tokens per minute, ARGV[4] tokens per day,
 -- ARGV[5] background runs at once, ARGV[6] the id of the background interaction to admit ('' for none),
 -- ARGV[7] the tenant's key prefix, ARGV[8] the unfinished statuses, ARGV[9] ms until the next UTC day,
--- ARGV[10] '1' to admit a request (count it), '' only to read what tokens are left (a run starting)
+-- ARGV[10] '1' to admit a request (count it), '' only to read what tokens are left (a run starting),
+-- ARGV[11] stored interactions (0 as well for a request that stores nothing)
 -- Returns {'ok', tokens left before a token limit (-1: no token limit)}, or {'over', the limit's name,
 -- ms until a request would be admitted, the limit}
 local MINUTE = 60000
+local DAY = 86400000
 -- a background run admitted this long ago whose interaction is not stored is a create that failed after
 -- its admission (one that is still storing it is younger)
 local UNSTORED_MS = 60000
 local now = tonumber(ARGV[1])
 local rpm, tpm, tpd, runs = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local stored = tonumber(ARGV[11])
 local admit = ARGV[10] == '1'
 local left = -1
 
@@ -51,6 +54,35 @@ if tpm > 0 then
     return {'over', 'tokens_per_minute', math.floor(wait) + 1, tpm}
   end
   left = least(left, math.max(math.floor(tpm - used), 0))
+end
+
+-- stored interactions: those expiring today or later (the days passed are dropped as they are met); over
+-- the limit, until the end of the day whose expiries bring the count below it (or some are deleted)
+local function stored_wait()
+  local today = math.floor(now / DAY)
+  local counts = redis.call('HGETALL', KEYS[5])
+  local total, days = 0, {}
+  for i = 1, #counts, 2 do
+    local day, n = tonumber(counts[i]), tonumber(counts[i + 1])
+    if day < today then
+      redis.call('HDEL', KEYS[5], counts[i])
+    else
+      total = total + n
+      days[#days + 1] = {day, n}
+    end
+  end
+  if total < stored then return nil end
+  table.sort(days, function(a, b) return a[1] < b[1] end)
+  for _, each in ipairs(days) do
+    total = total - each[2]
+    if total < stored then return (each[1] + 1) * DAY - now end
+  end
+  return DAY
+end
+
+if admit and stored > 0 then
+  local wait = stored_wait()
+  if wait then return {'over', 'stored_interactions', wait, stored} end
 end
 
 -- background runs at once: the admitted ids, those ended (or never stored) dropped when at the limit
