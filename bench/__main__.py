@@ -62,6 +62,8 @@ SCENARIO_SECONDS = {
     "dialects": 180.0,
     # trials of 2,000 background creates each, and their runs
     "fairness": 300.0,
+    # 12 paired create rounds and 8 Redis windows: about 80 s, a server start beside
+    "limits": 150.0,
 }
 #: the scenarios that measure one web process (and are profiled there)
 ONE_PROCESS = ("stream", "many_streams")

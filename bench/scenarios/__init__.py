@@ -16,7 +16,9 @@ retries.py (16, issue 25: how late webhook retries start under steady traffic), 
 the same create and stream through OpenAI's Responses API and Google's Interactions API), generate.py (18,
 issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction),
 triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000),
-fairness.py (22, issue 30: one tenant's job queued behind another's backlog).
+fairness.py (22, issue 30: one tenant's job queued behind another's backlog), limits.py (23, issue 30:
+what a tenant's limits cost a create, in CPU and in Redis round trips), with turns.py (paths taking turns on
+wrk runs: 17 and 23).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .fairness import fair_pickup
 from .follow import remote_follow
 from .generate import generate_stream
 from .idle import idle_workers
+from .limits import limits_cost
 from .listing import list_cost
 from .many import many_streams
 from .memory import redis_memory
@@ -72,6 +75,7 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "round_trips": round_trips,
     "triggers": trigger_fires,
     "fairness": fair_pickup,
+    "limits": limits_cost,
 }
 
 #: each scenario's number, in bench/README.md and the Targets table: its place above
