@@ -7,17 +7,11 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal
 
 import msgspec
 from arq.connections import ArqRedis
-from arq.constants import (
-    expires_extra_ms,
-    in_progress_key_prefix,
-    job_key_prefix,
-    result_key_prefix,
-    retry_key_prefix,
-)
+from arq.constants import expires_extra_ms, in_progress_key_prefix, result_key_prefix, retry_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import Redis
 
@@ -37,7 +31,7 @@ DELETION_JOB: Final = "delete_matching"
 TRIGGER_JOB: Final = "fire_trigger"
 TRIGGER_END_JOB: Final = "settle_trigger"
 
-#: how long a worker's mark in progress holds a job of a kind (worker_host.WakingWorker._in_progress_ms):
+#: how long a worker's mark in progress holds a job of a kind (waking_worker.WakingWorker._in_progress_ms):
 #: a run holds a lease of its own (claim.lua), so its mark can last a day; the others have only their mark,
 #: short, so that one whose worker died is taken again soon, and one that failed stays queued to be tried
 #: again: a webhook's or a purge's lasts one delivery attempt (worker_jobs.webhook_mark_ms), a trigger's
@@ -84,24 +78,6 @@ def tenant_of(job_id: str) -> str:
     return rest.partition("/")[0]
 
 
-class Marks(NamedTuple):
-    """How long a worker's mark in progress holds a job of each mark (ms)."""
-
-    run: int
-    attempt: int
-    fire: int = TRIGGER_MARK_MS
-
-    def of(self, job_id: str) -> int:
-        return self.by_mark(mark_of(job_id))
-
-    def by_mark(self, mark: Mark) -> int:
-        return self.fire if mark == "fire" else self.attempt if mark == "attempt" else self.run
-
-    def by_prefix(self) -> list[object]:
-        """(prefix, ms) of each kind but a run's, flat, as take_turn.lua is given them."""
-        return [part for kind in KINDS if kind.prefix for part in (kind.prefix, self.by_mark(kind.mark))]
-
-
 def job_serializer(job: dict[str, object]) -> bytes:
     # arq pickles by default; a job here is names and numbers only
     return msgspec.msgpack.encode(job)
@@ -114,10 +90,6 @@ def job_deserializer(data: bytes) -> dict[str, object]:
 
 #: wake-up tokens kept for jobs no idle worker took yet (a worker that takes a job hears whether more wait)
 _MAX_TOKENS = 1000
-#: what a token of this version says (scripts/_turns.lua): the next tenant's next job waits
-WAKE_TOKEN: Final = "*"
-#: the most jobs one take_turn.lua looks at that cannot be taken (taken already, gone, listed twice)
-_PASSED_OVER = 50
 #: the most due jobs one call of due.lua gives tokens (more: the worker calls it again at once)
 _DUE_AT_ONCE = 100
 
@@ -145,15 +117,6 @@ def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool =
     # from it, and their metrics measure from it
     data = serialize_job(EVENT_JOB, (tenant, interaction_id, now), {}, None, now, serializer=job_serializer)
     return EventJob(keys=names, job=job, data=data, now=now)
-
-
-class Turn(NamedTuple):
-    """What a take of the next turn found: the job taken and its data (arq's serialized form), None when
-    none was; and whether a tenant still has jobs waiting."""
-
-    job: str | None
-    data: bytes | None
-    more: bool
 
 
 class Jobs:
@@ -229,10 +192,11 @@ class Jobs:
             wake.append(keys.DUE_CHANNEL)
         queued = await self.scripts.wake(keys=names, args=wake)
         if queued and score > now:
-            self._deferred(job, score)
+            self.note_deferred(job, score)
         return bool(queued)
 
-    def _deferred(self, job: str, due_ms: int) -> None:
+    def note_deferred(self, job: str, due_ms: int) -> None:
+        """`job` is queued for later, due at `due_ms`: the worker's timer hears of it (`on_deferred`)."""
         if self.on_deferred is not None:
             self.on_deferred(job, due_ms)
 
@@ -240,7 +204,7 @@ class Jobs:
         """A job queued for later, as DUE_CHANNEL tells every process ("<due ms> <job>")."""
         due, _, job = message.partition(" ")
         if job and due.isdigit():
-            self._deferred(job, int(due))
+            self.note_deferred(job, int(due))
 
     async def push_due(self, again_ms: int) -> tuple[str, int] | None:
         """A turn for each job queued for later that is due now (due.lua), each due again `again_ms`
@@ -255,9 +219,8 @@ class Jobs:
         return (job.decode() if isinstance(job, bytes) else str(job)), int(due_ms)
 
     async def next_wake(self, seconds: float) -> str | None:
-        """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker): WAKE_TOKEN
-        (take the next turn), or one of the version before, which names its job (an older one names none:
-        read the queue then)."""
+        """Wait up to `seconds` for a queued job's token (a blocking pop: one job, one worker): what it says
+        is store/turns.py's `woken_by`."""
         token = await self.blocking.blpop([keys.wake(self.queue_name)], timeout=seconds)
         return None if token is None else token[1].decode()
 
@@ -275,23 +238,6 @@ class Jobs:
         job = keys.job_id(tenant, interaction_id, fence)
         await self.scripts.wake_turn(keys=[keys.wake(self.queue_name)], args=[job, tenant, _MAX_TOKENS])
 
-    async def take_turn(self, marks: Marks, *, woken: bool) -> Turn:
-        """Take the next tenant's next job (take_turn.lua): marked as this worker's (for as long as `marks`
-        says for its kind) and read, in one round trip; `woken`: this worker took a token for it. A job
-        deferred to later is not taken (`on_deferred` hears when it is due)."""
-        queue = self.queue_name
-        names = [queue, keys.wake(queue), keys.ring(queue), keys.deferred(queue)]
-        args = [now_ms(), "1" if woken else "", _PASSED_OVER, job_key_prefix, in_progress_key_prefix]
-        found: list[bytes | int] = await self.scripts.take_turn(
-            keys=names, args=[*args, marks.run, *marks.by_prefix()]
-        )
-        job_b, data, more = found
-        job = job_b.decode() if isinstance(job_b, bytes) else str(job_b)
-        if isinstance(data, int):
-            self._deferred(job, data)
-            return Turn(None, None, bool(more))
-        return Turn(job or None, data or None, bool(more))
-
     async def take(self, job: str, in_progress_ms: int) -> bytes | None:
         """Mark a queued job as taken by this worker and read it (take.lua); None if it is not there to
         take (another worker has it, it is gone, or deferred: then `on_deferred` hears when it is due)."""
@@ -305,7 +251,7 @@ class Jobs:
             args=[job, now_ms(), in_progress_ms],
         )
         if isinstance(taken, int):
-            self._deferred(job, taken)
+            self.note_deferred(job, taken)
             return None
         return taken
 

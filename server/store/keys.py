@@ -2,9 +2,8 @@
 
 `{t}` is a hash tag of the tenant, so all of one tenant's keys share a Cluster slot; the tenant is a
 digest of the API key (or a configured name), never the key itself. The keys without a tenant are shared:
-the signing keys live with the records; the running set, the channels, the wake tokens, the tenants' turns
-(which name a tenant but carry no hash tag), the workers and arq's keys live on REDIS_QUEUE_URL's Redis when
-there is one (store/queue_side.py).
+the signing keys live with the records; the running set, the channels, the wake tokens and turns, the
+workers and arq's keys live on REDIS_QUEUE_URL's Redis when there is one (store/queue_side.py).
 """
 
 from __future__ import annotations
@@ -30,27 +29,19 @@ SIGNING_KEYS: Final = "ix:signing-keys"
 
 def wake(queue_name: str) -> str:
     """LIST of tokens, one per job queued on `queue_name`: an idle worker takes one (BLPOP) and takes the
-    next tenant's next job (scripts/take_turn.lua), so a job wakes one worker and idle workers need not
-    poll. A token of this version is WAKE_TOKEN; one of the version before names its job."""
+    next tenant's next job (store/turns.py), so a job wakes one worker and idle workers need not poll.
+    The queue's ring and its tenants' lists are named from it, as scripts/_turns.lua names them."""
     return f"ix:wake:{queue_name}"
 
 
-#: what the names of a queue's ring and of its tenants' lists add to its token list's (keys.wake): the
-#: scripts name them the same way (scripts/_turns.lua, take_turn.lua)
-RING_SUFFIX: Final = ":ring"
-WAITING_INFIX: Final = ":t:"
-
-
 def ring(queue_name: str) -> str:
-    """LIST of the tenants with jobs waiting on `queue_name`, each once, in the order they get their turns:
-    a worker takes the first one's next job and puts it back last if it has more (scripts/take_turn.lua)."""
-    return wake(queue_name) + RING_SUFFIX
+    """LIST of the tenants with jobs waiting on `queue_name`, each once, in turn (scripts/_turns.lua)."""
+    return f"{wake(queue_name)}:ring"
 
 
 def waiting(queue_name: str, tenant: str) -> str:
-    """LIST of a tenant's jobs waiting on `queue_name` (their ids), oldest first. It carries the tenant but
-    no hash tag: it lives with the queue, never on a Cluster's node of the tenant (store/queue_side.py)."""
-    return wake(queue_name) + WAITING_INFIX + tenant
+    """LIST of a tenant's jobs waiting on `queue_name`, oldest first; no hash tag: it is the queue's."""
+    return f"{wake(queue_name)}:t:{tenant}"
 
 
 def deferred(queue_name: str) -> str:

@@ -18,7 +18,7 @@ from server.protocol import status as st
 from server.runner.reaper import LOST_SERVER
 from server.runtime import Runtime
 from server.store import keys
-from server.store.jobs import WAKE_TOKEN
+from server.store.turns import WAKE_TOKEN
 from server.worker_host import WorkerHost
 
 from ..conftest import RUNTIME_CONFIG

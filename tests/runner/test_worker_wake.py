@@ -23,8 +23,10 @@ from server.runner.loops import first_pause
 from server.runtime import Runtime
 from server.store import keys
 from server.store.commands import now_ms
-from server.store.jobs import EVENT_JOB, JOB_NAME, WAKE_TOKEN, Jobs, job_serializer
-from server.worker_host import WakingWorker, WorkerHost
+from server.store.jobs import EVENT_JOB, JOB_NAME, Jobs, job_serializer
+from server.store.turns import WAKE_TOKEN
+from server.waking_worker import WakingWorker
+from server.worker_host import WorkerHost
 
 from ..waiting import until_async
 from .harness import reply_of

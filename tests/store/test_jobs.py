@@ -15,8 +15,9 @@ from arq.jobs import Job, deserialize_job_raw
 from server.store import jobs as jobs_module
 from server.store import keys
 from server.store.commands import now_ms
-from server.store.jobs import JOB_NAME, WAKE_TOKEN, Marks, job_deserializer
+from server.store.jobs import JOB_NAME, job_deserializer
 from server.store.store import Store
+from server.store.turns import WAKE_TOKEN, Marks, Turns
 
 TENANT = "t-jobs"
 IN_PROGRESS_MS = 60_000
@@ -67,7 +68,7 @@ async def test_a_job_is_taken_once_with_its_data(store: Store) -> None:
     job = keys.job_id(TENANT, "a", 0)
 
     assert await store.jobs.next_wake(0.1) == WAKE_TOKEN
-    turn = await store.jobs.take_turn(MARKS, woken=True)
+    turn = await Turns(store.jobs, MARKS).take(woken=True)
     assert (turn.job, turn.more) == (job, False)
     data = turn.data
     assert data is not None
@@ -78,7 +79,7 @@ async def test_a_job_is_taken_once_with_its_data(store: Store) -> None:
 
     assert await store.jobs.take(job, IN_PROGRESS_MS) is None  # another worker has it
     # its turn was taken with it, and no token is left to wake a worker for nothing
-    assert await store.jobs.take_turn(MARKS, woken=False) == (None, None, False)
+    assert await Turns(store.jobs, MARKS).take(woken=False) == (None, None, False)
     assert await tokens(store) == []
     assert not await store.redis.exists(
         keys.ring(store.jobs.queue_name), keys.waiting(store.jobs.queue_name, TENANT)
@@ -154,7 +155,7 @@ async def test_a_job_for_later_is_in_the_deferred_set_and_its_data_lives_past_it
     assert await tokens(store) == [WAKE_TOKEN.encode()]
     assert await waiting(store) == [FAR.encode()]
 
-    assert await store.jobs.take_turn(MARKS, woken=False) == (None, None, False)
+    assert await Turns(store.jobs, MARKS).take(woken=False) == (None, None, False)
     assert heard == [due, due]  # and so does the worker its early turn woke
     assert await tokens(store) == [] and await waiting(store) == []
     assert await store.redis.exists(keys.arq_job(FAR))

@@ -11,9 +11,11 @@ from typing import cast
 
 from server.store import jobs as jobs_module
 from server.store import keys
+from server.store import turns as turns_module
 from server.store.commands import now_ms
-from server.store.jobs import EVENT_JOB, WAKE_TOKEN, Marks, Turn
+from server.store.jobs import EVENT_JOB
 from server.store.store import Store
+from server.store.turns import WAKE_TOKEN, Marks, Turn, Turns
 
 A, B, C = "t-a", "t-b", "t-c"
 MARKS = Marks(run=60_000, attempt=20_000, fire=7_000)
@@ -26,7 +28,7 @@ async def tokens(store: Store) -> int:
 async def take(store: Store, *, woken: bool = False) -> Turn:
     if woken:
         assert await store.jobs.next_wake(0.1) == WAKE_TOKEN
-    return await store.jobs.take_turn(MARKS, woken=woken)
+    return await Turns(store.jobs, MARKS).take(woken=woken)
 
 
 async def test_tenants_take_turns_each_in_its_own_order(store: Store) -> None:
@@ -88,7 +90,7 @@ async def test_a_job_taken_another_way_is_passed_over_with_its_token(store: Stor
 
 
 async def test_a_take_passes_over_a_bounded_number_then_says_more_wait(store: Store) -> None:
-    over = jobs_module._PASSED_OVER
+    over = turns_module._PASSED_OVER
     for n in range(over + 1):
         await store.jobs.enqueue(A, f"i{n}", 0)
         if n < over:
