@@ -1,13 +1,13 @@
-"""A worker's timer for jobs queued for later (a webhook's retry): at each one's due time, its token.
+"""A worker's timer for jobs queued for later (a webhook's retry): at each one's due time, its turn.
 
-A worker takes a job when a token names it (server/worker_host.py), and a token pushed when a job is
-queued for later wakes a worker too early to take it. So each worker also keeps a timer: it sleeps until
-the earliest due time it knows of, then gives every due job a token (store/scripts/due.lua, run by
+A worker takes a job in its turn, woken by a token (store/turns.py), and the turn a job queued for later
+is given at once wakes a worker too early to take it. So each worker also keeps a timer: it sleeps until
+the earliest due time it knows of, then gives every due job a turn (store/scripts/due.lua, run by
 whichever worker comes first; the rest find nothing to do), which wakes one idle worker to take it, however
 busy the queue is. It hears of due times with no Redis command of its own: from the jobs this process
-queues for later, from the early tokens it takes (take.lua answers the job's due time), from the due
+queues for later, from the early turns it takes (take_turn.lua answers the job's due time), from the due
 channel, on which wake.lua tells every process of each job queued for later (so that a job's time is known
-by more than the worker that took its early token, which may be killed with it), and from due.lua's
+by more than the worker that took its early turn, which may be killed with it), and from due.lua's
 answer, the job due first of those left, so that knowledge passes on from worker to worker. A worker that
 stops hands the job it would have woken for to another one (its token); and every `check_seconds` its
 timer calls due.lua anyway (one command when nothing is due), for a job whose time no process heard (a
