@@ -16,6 +16,7 @@ BACK_KEY: Final = "back-of-front-key"
 SECRETS: Final = {"IX_E2E_GOOGLE_KEY": GOOGLE_KEY, "IX_E2E_BACK_KEY": BACK_KEY}
 #: the back's agent the front's `deep-research-*` agents are: echo-slow, a word every 50 ms
 BACK_AGENT: Final = "slow-researcher"
+VERTEX_PROJECT: Final = "fake-project"
 WEATHER_TOOL: Final = {
     "type": "function",
     "name": "get_weather",
@@ -37,6 +38,12 @@ def models_toml(google: str, back: str) -> str:
             route("remote-slow", back, "IX_E2E_BACK_KEY", upstream_model="echo-slow"),
             route("deep-research-*", back, "IX_E2E_BACK_KEY", upstream_model=BACK_AGENT),
             route("gemini-*", google, "IX_E2E_GOOGLE_KEY"),
+            # Vertex's form: the project and location in the base URL, the key sent as a bearer token
+            route(
+                "vertex-*",
+                f"{google}/v1beta1/projects/{VERTEX_PROJECT}/locations/us-central1",
+                "IX_E2E_GOOGLE_KEY",
+            ),
         ]
     )
 
