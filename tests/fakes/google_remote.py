@@ -11,11 +11,17 @@ the wire as the official SDK's types have it:
     DELETE .../interactions/{id}                gone: 404 afterwards
 
 A script queued as for FakeServer (`add`) answers the next request instead, whatever it is: the scripted
-model turns, Google's errors and its 429s with RetryInfo. Knobs: `behaviour` (a slow agent, built-in tool
-steps, a thought, an error; read at each create), `cuts` (each SSE response takes the next number K and
-is closed after K events, as a dropped connection), `refuse_stream_gets` (a 405 to every stream GET: the
-client must poll). `counts` keeps what was served: `creates`, `streams` (SSE responses: a streamed
-create's and each stream GET's), `polls`, `cancels`, `deletes`, `refused` (stream GETs refused).
+model turns, Google's errors and its 429s with RetryInfo. Knobs, reset between tests:
+
+    behaviour           how the next creates run: a slow agent, built-in tool steps, a thought, an error
+    cuts                each SSE response takes the next number K and is closed after K events (a dropped
+                        connection)
+    stream_get_errors   each stream GET takes the next of these scripts as its answer (a 429, a 503)
+    poll_errors         each poll, likewise
+    refuse_stream_gets  a 405 to every stream GET: the client must poll
+
+`counts` keeps what was served: `creates`, `streams` (SSE responses: a streamed create's and each stream
+GET's), `polls`, `cancels`, `deletes`, `refused` (stream GETs answered with an error).
 """
 
 from __future__ import annotations
@@ -45,9 +51,13 @@ class GoogleFake(FakeServer):
         super().__init__()
         #: the stored interactions by id (a `store: false` one is never kept)
         self.interactions: dict[str, Remote] = {}
+        #: those created since the last reset, deleted or not
+        self.created: list[Remote] = []
         self.counts: Counter[str] = Counter()
         self.behaviour = Behaviour()
         self.cuts: deque[int] = deque()
+        self.stream_get_errors: deque[Script] = deque()
+        self.poll_errors: deque[Script] = deque()
         self.refuse_stream_gets = False
         self._numbers = itertools.count(1)
         self._runs: set[asyncio.Task[None]] = set()
@@ -56,15 +66,18 @@ class GoogleFake(FakeServer):
         """Between tests: no scripts, requests, counts or knobs (an interaction still running goes on)."""
         self.scripts.clear()
         self.requests.clear()
+        self.created.clear()
         self.counts.clear()
         self.behaviour = Behaviour()
         self.cuts.clear()
+        self.stream_get_errors.clear()
+        self.poll_errors.clear()
         self.refuse_stream_gets = False
 
     def only(self) -> Remote:
         """The one interaction created since the last reset."""
-        assert self.counts["creates"] == 1, self.counts
-        return list(self.interactions.values())[-1]
+        assert len(self.created) == 1, [remote.id for remote in self.created]
+        return self.created[0]
 
     async def stop(self) -> None:
         for task in list(self._runs):
@@ -108,6 +121,7 @@ class GoogleFake(FakeServer):
             return gemini_error(400, refused, "INVALID_ARGUMENT")
         self.counts["creates"] += 1
         remote = Remote(f"v1_fake_{next(self._numbers)}", body, self.behaviour)
+        self.created.append(remote)
         if remote.stored:
             self.interactions[remote.id] = remote
         remote.task = asyncio.create_task(run(remote))
@@ -128,9 +142,11 @@ class GoogleFake(FakeServer):
                 return gemini_error(400, "last_event_id is only valid with stream=true", "INVALID_ARGUMENT")
             self.counts["polls"] += 1
             remote.polls += 1
-            return _json(remote.whole())
-        if self.refuse_stream_gets:
+            return self.poll_errors.popleft() if self.poll_errors else _json(remote.whole())
+        if self.stream_get_errors or self.refuse_stream_gets:
             self.counts["refused"] += 1
+            if self.stream_get_errors:
+                return self.stream_get_errors.popleft()
             return gemini_error(405, "Streaming is not available for this interaction", "UNIMPLEMENTED")
         seen = _EVENT_ID.fullmatch(last) if last is not None else None
         after = int(seen[1]) if seen is not None else 0
