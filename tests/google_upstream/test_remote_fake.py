@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from google import genai
 from google.genai._interactions import BadRequestError, NotFoundError
@@ -19,7 +20,7 @@ from ..fakes.gemini import gemini_error
 from ..fakes.google_remote import GoogleFake
 from ..fakes.google_runs import Behaviour
 from ..inproc import ThreadedApp
-from ..replies import output_text_of, steps_of, streamed_text
+from ..replies import error_of, output_text_of, steps_of, streamed_text
 from ..support import Stack, new_key, running_stack, sdk
 from ..test_lost_runs import Follower, _attempts, _create, _field, _record, _text
 from ..waiting import until
@@ -163,6 +164,23 @@ def test_an_error_event_fails_the_run_with_googles_words_keeping_its_output(
     assert done.status == "failed" and "The agent broke down" in done.errors[0].message
     assert output_text_of(done) == "one two"
     assert google.counts["creates"] == 1 and google.only().streams == 1, "an ended run is not followed again"
+
+
+def test_a_run_cancelled_at_google_fails_here_at_once_saying_so(ai: genai.Client, google: GoogleFake) -> None:
+    """Someone else cancels the remote run: the run here ends as soon as it reads that end, failed, with
+    what it had; the ended run is not followed again (it was, ten times over half a minute, to end with
+    "the stream ended before interaction.completed")."""
+    google.behaviour = SLOW
+    job = create(ai, agent="gemini-agent-fake", input=WORDS, background=True)
+    until(lambda: google.created and len(google.created[0].text().split()) >= 3)
+    there = google.only()
+    cancelled = httpx.post(f"{google.base_url}/v1beta/interactions/{there.id}/cancel", timeout=10)
+    assert cancelled.status_code == 200, cancelled.text
+    done = finished(ai, job.id, timeout=60)
+    assert done.status == "failed"
+    assert "cancelled" in error_of(done)[1]
+    assert output_text_of(done).startswith("w0 w1 w2") and there.text().startswith(output_text_of(done))
+    assert there.streams == 1, "an ended run is not followed again"
 
 
 def test_a_429_on_the_create_is_retried_when_its_retry_info_says(
