@@ -195,6 +195,37 @@ def test_a_429_on_the_create_is_retried_when_its_retry_info_says(
     assert google.counts["creates"] == 1
 
 
+def test_a_429_on_the_resume_is_waited_out_as_its_retry_info_says(
+    ai: genai.Client, google: GoogleFake
+) -> None:
+    google.behaviour = Behaviour(word_seconds=0.02)
+    google.cuts.append(4)
+    google.stream_get_errors.append(
+        gemini_error(429, "Resource has been exhausted", "RESOURCE_EXHAUSTED", retry_delay="1.5s")
+    )
+    text = words(10)
+    job = create(ai, agent="gemini-agent-fake", input=text, background=True)
+    assert output_text_of(finished(ai, job.id)) == text
+    refused, resumed = [r for r in google.requests if r.method == "GET"]
+    assert refused.query == resumed.query == "stream=true&last_event_id=evt_4"
+    assert resumed.received_at - refused.received_at >= 1.4, "the wait Google named, not a backoff's"
+
+
+def test_a_429_on_a_poll_is_waited_out_as_its_retry_info_says(ai: genai.Client, google: GoogleFake) -> None:
+    google.behaviour = Behaviour(word_seconds=0.02)
+    google.cuts.append(4)
+    google.refuse_stream_gets = True
+    google.poll_errors.append(
+        gemini_error(429, "Resource has been exhausted", "RESOURCE_EXHAUSTED", retry_delay="2s")
+    )
+    text = words(10)
+    job = create(ai, agent="gemini-agent-fake", input=text, background=True)
+    assert output_text_of(finished(ai, job.id, timeout=30)) == text
+    polls = [r for r in google.requests if r.method == "GET" and r.query == ""]
+    assert len(polls) >= 2
+    assert polls[1].received_at - polls[0].received_at >= 1.9, "the wait Google named, not a backoff's"
+
+
 def test_an_agent_through_vertex(ai: genai.Client, google: GoogleFake) -> None:
     """The Vertex form of the route: its paths, a bearer token; a cut stream taken up there too."""
     google.behaviour = Behaviour(word_seconds=0.02)
