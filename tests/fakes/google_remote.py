@@ -8,7 +8,8 @@ the wire as the official SDK's types have it:
     GET .../interactions/{id}                   the interaction as it is (a poll): its input steps, output
     GET ...?stream=true[&last_event_id=evt_N]   its events after N (all without), then live to its end
     POST .../interactions/{id}/cancel           `cancelled`, its output so far kept; 400 once it has ended
-    DELETE .../interactions/{id}                gone: 404 afterwards
+    DELETE .../interactions/{id}                gone: 404 afterwards; a run not ended goes on unseen
+                                                (Google's delete does not cancel)
 
 A script queued as for FakeServer (`add`) answers the next request instead, whatever it is: the scripted
 model turns, Google's errors and its 429s with RetryInfo. Knobs, reset between tests:

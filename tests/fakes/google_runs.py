@@ -164,15 +164,14 @@ class Remote:
         )
 
     def cancel(self) -> None:
-        """Stopped where it is, its output so far kept."""
+        """Stopped where it is, its output so far kept (deleted or not)."""
         if self.task is not None:
             self.task.cancel()
         self.end("cancelled")
 
     def delete(self) -> None:
-        """Gone: its run stopped, whoever follows it cut off."""
-        if self.task is not None:
-            self.task.cancel()
+        """Gone: whoever follows it is cut off. Its run, if it has not ended, goes on unseen: Google's
+        delete does not cancel (its docs), so a client must cancel first."""
         self.deleted = True
         self.changed()
 

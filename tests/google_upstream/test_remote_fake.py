@@ -155,6 +155,24 @@ def test_our_delete_deletes_it_at_google(ai: genai.Client, google: GoogleFake) -
         ai.interactions.get(job.id)
 
 
+def test_our_delete_of_a_running_agent_cancels_it_at_google_first(
+    ai: genai.Client, google: GoogleFake
+) -> None:
+    """Google's delete does not stop a run (nor does the fake's): deleted running, it ran on there, unseen
+    and paid for, to its end."""
+    google.behaviour = SLOW
+    job = create(ai, agent="gemini-agent-fake", input=WORDS, background=True)
+    until(lambda: google.created and len(google.created[0].text().split()) >= 3)
+    there = google.only()
+    ai.interactions.delete(job.id)
+    assert there.id not in google.interactions
+    assert there.status == "cancelled", "stopped before it was deleted"
+    sent = [(r.method, r.path.rsplit("/", 1)[-1]) for r in google.requests if r.method != "GET"]
+    assert sent[:3] == [("POST", "interactions"), ("POST", "cancel"), ("DELETE", there.id)]
+    with pytest.raises(NotFoundError):
+        ai.interactions.get(job.id)
+
+
 def test_an_error_event_fails_the_run_with_googles_words_keeping_its_output(
     ai: genai.Client, google: GoogleFake
 ) -> None:
