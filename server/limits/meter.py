@@ -11,6 +11,7 @@ far (`usage`), which its settle adds to its tenant's totals: a cut run never cou
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Final
 
 import msgspec
@@ -42,27 +43,35 @@ def _characters(delta: d.Delta) -> int:
     return 0
 
 
-def _text_length(value: object) -> int:
-    """The characters of every `text` in a history (its other parts are left out of the estimate)."""
-    if isinstance(value, dict):
-        text = value.get("text")
-        own = len(text) if isinstance(text, str) else 0
-        return own + sum(_text_length(v) for k, v in value.items() if k != "text")
-    if isinstance(value, list):
-        return sum(_text_length(v) for v in value)
-    return 0
+def _text_length(steps: Sequence[object]) -> int:
+    """The characters of the text parts of a history's steps (its other parts are left out)."""
+    total = 0
+    for step in steps:
+        for part in getattr(step, "content", None) or ():
+            text = getattr(part, "text", None)
+            if isinstance(text, str):
+                total += len(text)
+    return total
 
 
 class Meter:
-    __slots__ = ("budget", "characters", "input_estimate", "reported")
+    __slots__ = ("budget", "characters", "input_estimate", "reported", "room")
 
     def __init__(self, budget: int, request: UpstreamRequest) -> None:
         self.budget = budget
-        self.input_estimate = math.ceil(_text_length(msgspec.to_builtins(request.history)) / CHARS_PER_TOKEN)
+        self.input_estimate = math.ceil(_text_length(request.history) / CHARS_PER_TOKEN)
         #: the upstream's last report (None: none yet)
         self.reported: int | None = None
         #: characters streamed since that report
         self.characters = 0
+        #: the characters that may stream before the budget is used up: a delta costs a subtraction and a
+        #: comparison (streams are hot), not the count's arithmetic
+        self.room = self._room()
+
+    def _room(self) -> int:
+        base = self.input_estimate if self.reported is None else self.reported
+        # used = base + ceil(characters / 4) reaches the budget once characters > 4 x (budget - base - 1)
+        return CHARS_PER_TOKEN * (self.budget - base - 1) + 1
 
     @property
     def used(self) -> int:
@@ -70,17 +79,19 @@ class Meter:
         return base + math.ceil(self.characters / CHARS_PER_TOKEN)
 
     def exhausted(self) -> bool:
-        return self.used >= self.budget
+        return self.characters >= self.room
 
     def feed(self, event: UpstreamEvent) -> bool:
         """Count `event`; whether the budget is now used up."""
-        if isinstance(event, StepDelta):
-            self.characters += _characters(event.delta)
+        if type(event) is StepDelta:
+            delta = event.delta
+            self.characters += len(delta.text) if type(delta) is d.TextDelta else _characters(delta)
         elif isinstance(event, UsageReported):
             self.reported, self.characters = _reported(event.usage), 0
+            self.room = self._room()
         else:
             return False
-        return self.used >= self.budget
+        return self.characters >= self.room
 
     def usage(self, reported: Usage | None) -> Usage:
         """The stopped run's usage: the upstream's last report with the estimate of what it streamed since

@@ -20,7 +20,6 @@ from .scripts import Scripts
 from .usage import day_of
 
 _UNFINISHED: Final = " ".join(sorted(lifecycle.UNFINISHED))
-_DAY_MS: Final = 86_400_000
 
 
 class TenantLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,11 +51,6 @@ class Refusal(msgspec.Struct, frozen=True, kw_only=True):
     retry_ms: int
 
 
-def ms_to_next_day(now: int) -> int:
-    """Until the next UTC midnight, when a day's tokens start again from none."""
-    return _DAY_MS - now % _DAY_MS
-
-
 class LimitsStore:
     def __init__(self, redis: Redis, scripts: Scripts) -> None:
         self.commands = typed(redis)
@@ -70,11 +64,11 @@ class LimitsStore:
         stored_interactions), or refuse it. Admitted: the tokens a run may use (-1: no token limit)."""
         if not stores:
             limits = msgspec.structs.replace(limits, stored_interactions=0)
-        return await self._check(tenant, limits, background_id or "", admit=True)
+        return await self.check(tenant, limits, background_id or "", admit=True)
 
     async def tokens_left(self, tenant: str, limits: TenantLimits) -> int:
         """What a run starting now may use before a token limit (-1: none), counting nothing."""
-        left = await self._check(tenant, limits, "", admit=False)
+        left = await self.check(tenant, limits, "", admit=False)
         assert isinstance(left, int)
         return left
 
@@ -82,31 +76,24 @@ class LimitsStore:
         """An admitted background interaction that was not stored (its create failed after admission)."""
         await self.commands.zrem(keys.background_runs(tenant), interaction_id)
 
-    async def _check(
-        self, tenant: str, limits: TenantLimits, background_id: str, *, admit: bool
+    async def check(
+        self, tenant: str, limits: TenantLimits, background_id: str, *, admit: bool, now: int | None = None
     ) -> int | Refusal:
-        now = now_ms()
+        """The script's answer: admitted (tokens left, -1: no token limit) or refused; `now` (ms), the
+        time it is checked at (the process's clock's)."""
+        now = now_ms() if now is None else now
+        numbers = (
+            now,
+            limits.requests_per_minute,
+            limits.tokens_per_minute,
+            limits.tokens_per_day,
+            limits.background_runs,
+            limits.stored_interactions,
+            int(admit),
+        )
         result = await self.scripts.limits(
-            keys=[
-                keys.request_rate(tenant),
-                keys.minute_tokens(tenant),
-                keys.usage(tenant, day_of(now)),
-                keys.background_runs(tenant),
-                keys.stored_interactions(tenant),
-            ],
-            args=[
-                now,
-                limits.requests_per_minute,
-                limits.tokens_per_minute,
-                limits.tokens_per_day,
-                limits.background_runs,
-                background_id,
-                keys.tenant_prefix(tenant),
-                _UNFINISHED,
-                ms_to_next_day(now),
-                "1" if admit else "",
-                limits.stored_interactions,
-            ],
+            keys=[keys.usage(tenant, day_of(now))],
+            args=[" ".join(map(str, numbers)), background_id, _UNFINISHED],
         )
         if text(result[0]) == "ok":
             return int(result[1])

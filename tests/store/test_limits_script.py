@@ -8,7 +8,7 @@ from typing import Any, cast
 import pytest
 
 from server.store import keys
-from server.store.limits import TenantLimits, ms_to_next_day
+from server.store.limits import Refusal, TenantLimits
 from server.store.store import Store
 from server.store.usage import day_of
 
@@ -26,29 +26,10 @@ def _redis(store: Store) -> Any:
 async def _check(
     store: Store, limits: TenantLimits, now: int, *, background: str = "", admit: bool = True
 ) -> list[object]:
-    result: list[object] = await store.limits.scripts.limits(
-        keys=[
-            keys.request_rate(TENANT),
-            keys.minute_tokens(TENANT),
-            keys.usage(TENANT, day_of(now)),
-            keys.background_runs(TENANT),
-            keys.stored_interactions(TENANT),
-        ],
-        args=[
-            now,
-            limits.requests_per_minute,
-            limits.tokens_per_minute,
-            limits.tokens_per_day,
-            limits.background_runs,
-            background,
-            keys.tenant_prefix(TENANT),
-            "cancelling in_progress queued",
-            ms_to_next_day(now),
-            "1" if admit else "",
-            limits.stored_interactions,
-        ],
-    )
-    return [part.decode() if isinstance(part, bytes) else part for part in result]
+    found = await store.limits.check(TENANT, limits, background, admit=admit, now=now)
+    if isinstance(found, Refusal):
+        return ["over", found.limit, found.retry_ms, found.value]
+    return ["ok", found]
 
 
 async def test_the_minute_of_tokens_slides_and_says_when_it_frees(store: Store) -> None:
@@ -82,7 +63,7 @@ async def test_the_days_tokens_refuse_until_the_next_utc_day(store: Store) -> No
     assert await _check(store, TenantLimits(tokens_per_day=500), T0) == [
         "over",
         "tokens_per_day",
-        ms_to_next_day(T0),
+        86_400_000 - T0 % 86_400_000,
         500,
     ]
     # a budget read (a run starting) is never refused: it says what is left

@@ -1,15 +1,16 @@
 -- A tenant's limits (server/limits/), checked and its request counted in one step: the tokens of its day
--- and of its last minute, its background runs at once, its requests per minute. The first limit reached
--- refuses the request, which then counts toward none of them. A limit of 0 is none.
--- KEYS[1] its request rate (hash, `req`: the generic cell rate algorithm's theoretical arrival time, ms),
--- KEYS[2] its tokens by minute (hash: minute number -> tokens, added to by _usage.lua),
--- KEYS[3] its usage of the day (keys.usage: `all|total`), KEYS[4] its background runs (zset: id -> ms
--- when admitted), KEYS[5] its stored interactions by the day they expire (_stored.lua)
--- ARGV[1] now (ms), ARGV[2] requests per minute, ARGV[3] tokens per minute, ARGV[4] tokens per day,
--- ARGV[5] background runs at once, ARGV[6] the id of the background interaction to admit ('' for none),
--- ARGV[7] the tenant's key prefix, ARGV[8] the unfinished statuses, ARGV[9] ms until the next UTC day,
--- ARGV[10] '1' to admit a request (count it), '' only to read what tokens are left (a run starting),
--- ARGV[11] stored interactions (0 as well for a request that stores nothing)
+-- and of its last minute, its stored interactions, its background runs at once, its requests per minute.
+-- The first limit reached refuses the request, which then counts toward none of them. A limit of 0 is none.
+-- KEYS[1] its usage of the day (keys.usage: `all|total`); its other keys are named from that key's tenant
+-- prefix, as keys.py names them (one slot: they share the tenant's hash tag): its request rate (hash,
+-- `req`: the generic cell rate algorithm's theoretical arrival time, ms), its tokens by minute (hash:
+-- minute number -> tokens, added to by _usage.lua), its background runs (zset: id -> ms when admitted),
+-- its stored interactions by the day they expire (_stored.lua)
+-- ARGV[1] "now rpm tpm tpd runs stored admit": now (ms), requests per minute, tokens per minute, tokens per
+-- day, background runs at once, stored interactions (0 too for a request that stores nothing), and 1 to
+-- admit a request (count it) or 0 only to read what tokens are left (a run starting): one argument, as the
+-- client spends more on each than Redis does; ARGV[2] the id of the background interaction to admit ('' for
+-- none), ARGV[3] the unfinished statuses
 -- Returns {'ok', tokens left before a token limit (-1: no token limit)}, or {'over', the limit's name,
 -- ms until a request would be admitted, the limit}
 local MINUTE = 60000
@@ -17,10 +18,12 @@ local DAY = 86400000
 -- a background run admitted this long ago whose interaction is not stored is a create that failed after
 -- its admission (one that is still storing it is younger)
 local UNSTORED_MS = 60000
-local now = tonumber(ARGV[1])
-local rpm, tpm, tpd, runs = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local stored = tonumber(ARGV[11])
-local admit = ARGV[10] == '1'
+local numbers = {}
+for n in string.gmatch(ARGV[1], '%d+') do numbers[#numbers + 1] = tonumber(n) end
+local now, rpm, tpm, tpd, runs, stored = unpack(numbers, 1, 6)
+local admit = numbers[7] == 1
+local prefix = string.match(KEYS[1], '^(.*:)usage:')
+local RATE, MINUTES, RUNS, STORED = prefix .. 'rate', prefix .. 'tpm', prefix .. 'bg', prefix .. 'stored'
 local left = -1
 
 local function least(a, b)
@@ -30,8 +33,8 @@ end
 
 -- the day's tokens (a fixed UTC day, the usage totals' own)
 if tpd > 0 then
-  local used = tonumber(redis.call('HGET', KEYS[3], 'all|total') or '0')
-  if admit and used >= tpd then return {'over', 'tokens_per_day', tonumber(ARGV[9]), tpd} end
+  local used = tonumber(redis.call('HGET', KEYS[1], 'all|total') or '0')
+  if admit and used >= tpd then return {'over', 'tokens_per_day', DAY - now % DAY, tpd} end
   left = least(left, math.max(tpd - used, 0))
 end
 
@@ -39,7 +42,7 @@ end
 -- part of it still inside the window
 if tpm > 0 then
   local minute = math.floor(now / MINUTE)
-  local counts = redis.call('HMGET', KEYS[2], tostring(minute), tostring(minute - 1))
+  local counts = redis.call('HMGET', MINUTES, tostring(minute), tostring(minute - 1))
   local current, previous = tonumber(counts[1] or '0'), tonumber(counts[2] or '0')
   local into = (now % MINUTE) / MINUTE
   local used = current + previous * (1 - into)
@@ -60,12 +63,12 @@ end
 -- the limit, until the end of the day whose expiries bring the count below it (or some are deleted)
 local function stored_wait()
   local today = math.floor(now / DAY)
-  local counts = redis.call('HGETALL', KEYS[5])
+  local counts = redis.call('HGETALL', STORED)
   local total, days = 0, {}
   for i = 1, #counts, 2 do
     local day, n = tonumber(counts[i]), tonumber(counts[i + 1])
     if day < today then
-      redis.call('HDEL', KEYS[5], counts[i])
+      redis.call('HDEL', STORED, counts[i])
     else
       total = total + n
       days[#days + 1] = {day, n}
@@ -86,32 +89,32 @@ if admit and stored > 0 then
 end
 
 -- background runs at once: the admitted ids, those ended (or never stored) dropped when at the limit
-if admit and runs > 0 and ARGV[6] ~= '' then
-  if redis.call('ZCARD', KEYS[4]) >= runs then
-    local members = redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES')
+if admit and runs > 0 and ARGV[2] ~= '' then
+  if redis.call('ZCARD', RUNS) >= runs then
+    local members = redis.call('ZRANGE', RUNS, 0, -1, 'WITHSCORES')
     for i = 1, #members, 2 do
-      local status = redis.call('HGET', ARGV[7] .. members[i], 'status')
+      local status = redis.call('HGET', prefix .. members[i], 'status')
       local stale = not status and now - tonumber(members[i + 1]) > UNSTORED_MS
-      if stale or (status and not one_of(ARGV[8], status)) then redis.call('ZREM', KEYS[4], members[i]) end
+      if stale or (status and not one_of(ARGV[3], status)) then redis.call('ZREM', RUNS, members[i]) end
     end
   end
-  if redis.call('ZCARD', KEYS[4]) >= runs then return {'over', 'background_runs', 1000, runs} end
+  if redis.call('ZCARD', RUNS) >= runs then return {'over', 'background_runs', 1000, runs} end
 end
 
 -- requests per minute: GCRA, a burst of the whole minute's allowance, then one every 60000 / rpm ms
 local arrival = nil
 if admit and rpm > 0 then
   local interval = MINUTE / rpm
-  arrival = math.max(tonumber(redis.call('HGET', KEYS[1], 'req') or '0'), now) + interval
+  arrival = math.max(tonumber(redis.call('HGET', RATE, 'req') or '0'), now) + interval
   if arrival - now > MINUTE then return {'over', 'requests_per_minute', math.ceil(arrival - now - MINUTE), rpm} end
 end
 
 if arrival then
-  redis.call('HSET', KEYS[1], 'req', string.format('%.3f', arrival))
-  redis.call('PEXPIRE', KEYS[1], math.ceil(arrival - now) + 1000)
+  redis.call('HSET', RATE, 'req', string.format('%.3f', arrival))
+  redis.call('PEXPIRE', RATE, math.ceil(arrival - now) + 1000)
 end
-if admit and runs > 0 and ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[4], now, ARGV[6])
-  redis.call('PEXPIRE', KEYS[4], 86400000)
+if admit and runs > 0 and ARGV[2] ~= '' then
+  redis.call('ZADD', RUNS, now, ARGV[2])
+  redis.call('PEXPIRE', RUNS, DAY)
 end
 return {'ok', left}
