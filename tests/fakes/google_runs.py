@@ -34,8 +34,6 @@ class Behaviour:
     search: bool = False
     #: a `thought` step (a summary, a signature) before the answer
     thought: bool = False
-    #: what it says instead of the input's text
-    text: str | None = None
     #: (code, message): after its words, an `error` event ends it `failed`
     error: tuple[str, str] | None = None
 
@@ -164,7 +162,7 @@ class Remote:
         )
 
     def cancel(self) -> None:
-        """Stopped where it is, its output so far kept (deleted or not)."""
+        """Stopped where it is, its output so far kept."""
         if self.task is not None:
             self.task.cancel()
         self.end("cancelled")
@@ -183,11 +181,11 @@ class Remote:
 
 
 async def run(remote: Remote) -> None:
-    """The fake's clock: its steps, a word every `word_seconds`, then its end. Cancelled (a cancel or a
-    delete), it stops where it is: the canceller writes its end."""
+    """The fake's clock: its steps, a word every `word_seconds`, then its end. Cancelled (a cancel, the
+    fake's stop), it stops where it is: a cancel writes its end."""
     behaviour = remote.behaviour
     remote.report()
-    said = behaviour.text if behaviour.text is not None else user_text(remote.input)
+    said = user_text(remote.input)
     if behaviour.search:
         call_id = f"gs_{remote.id}"
         call = {"type": "google_search_call", "id": call_id, "arguments": {"queries": [said]}}
