@@ -19,10 +19,10 @@ from .support import Stack, new_key, sdk, stacks_by_topology
 from .waiting import until_async
 
 CONFIG: dict[str, dict[str, Any]] = {"worker": {"max_jobs": 2}}
-#: A's interactions: eight times the slots; each echo-slow run of WORDS words lasts 1.5 s (50 ms a word), so
-#: that A's backlog is still there when B's create comes, however slowly a loaded machine creates them
+#: A's interactions: eight times the slots; each echo-slow run of WORDS words lasts 1 s (50 ms a word), so
+#: that A's backlog is still there when B's create comes (A's creates go out at once)
 BACKLOG = 16
-WORDS = 30
+WORDS = 20
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,10 @@ async def test_a_tenants_backlog_holds_another_tenants_job_back_by_one_turn(stac
     meanwhile = await completed(a, backlog) - before
     assert meanwhile <= (BACKLOG - before) // 2, (before, meanwhile)
 
-    async def all_completed() -> bool:
-        return await completed(a, backlog) == BACKLOG
+    async def all_ended() -> bool:
+        got = await asyncio.gather(*(a.aio.interactions.get(each) for each in backlog))
+        return all(each.status != "in_progress" for each in got)
 
-    await until_async(all_completed, within=60, interval=0.2)
+    # none left waiting in the queue (queued shows as in_progress); one failed by a loaded machine (its lease
+    # lapsed) is not the queue's doing
+    await until_async(all_ended, within=90, interval=0.2)
