@@ -126,9 +126,10 @@ class Runtime:
         """Lists and deletes by filter; scheduled interactions (the fire jobs' work and the resource)."""
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)
-        outcomes = Outcomes(store, self.control)
-        self.firing = Firing(store, self.creator, outcomes, settings.triggers, self.server_keys)
-        self.triggers = TriggerResource(store, self.creator, outcomes, self.firing, settings.triggers)
+        #: how an execution ends; the end job of an interaction an execution made settles it
+        self.outcomes = Outcomes(store, self.control)
+        self.firing = Firing(store, self.creator, self.outcomes, settings.triggers, self.server_keys)
+        self.triggers = TriggerResource(store, self.creator, self.outcomes, self.firing, settings.triggers)
 
     @classmethod
     async def open(cls, settings: Settings, process: str = "web") -> Runtime:

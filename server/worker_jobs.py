@@ -1,6 +1,6 @@
 """The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
-webhook event of an interaction's end, one webhook delivery attempt, a delete by filter, and a trigger's
-fire and its execution's timeout."""
+end of an interaction (its subscribers: webhooks, a trigger's execution), one webhook delivery attempt, a
+delete by filter, and a trigger's fire and its execution's timeout."""
 
 from __future__ import annotations
 
@@ -51,12 +51,16 @@ async def run_interaction(
         context.leave(token)
 
 
-async def dispatch_webhook_event(
+async def interaction_ended(
     ctx: dict[str, Any], tenant: str, interaction_id: str, ended_ms: int | None = None
 ) -> None:
-    """The job queued with an interaction's end (store/scripts/_notify.lua): its webhook deliveries.
-    `ended_ms`: when it ended (jobs queued by an earlier version have none)."""
+    """The job queued with an interaction's end when anyone subscribes to it (store/scripts/_notify.lua),
+    which every subscriber hears, each idempotently (a job run again, its worker killed, tells none twice):
+    the trigger execution that made it is settled (triggers/outcome.py), and its webhooks get their
+    deliveries (webhooks/dispatch.py). `ended_ms`: when it ended (jobs queued by an earlier version have
+    none)."""
     runtime: Runtime = ctx["runtime"]
+    await runtime.outcomes.ended(tenant, interaction_id)
     await runtime.webhook_events.dispatch(tenant, interaction_id, ended_ms)
 
 
@@ -87,7 +91,7 @@ async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) ->
 #: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under
 _FUNCTIONS: dict[str, Any] = {
     JOB_NAME: run_interaction,
-    EVENT_JOB: dispatch_webhook_event,
+    EVENT_JOB: interaction_ended,
     DELIVERY_JOB: deliver_webhook,
     DELETION_JOB: delete_matching,
     TRIGGER_JOB: fire_trigger,

@@ -63,13 +63,15 @@ class Creator(UseCase):
         idempotency_key: str | None = None,
         body: bytes = b"",
         dialect: str | None = None,
+        execution: str | None = None,
     ) -> Reply | EventStream:
-        """`dialect`: StoredConfig.dialect (None but for a dialect that lists what it made)."""
+        """`dialect`, `execution`: StoredConfig.dialect (None but for a dialect that lists what it made),
+        CreatePlan.execution."""
         request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
         plan = plan_create(
             request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
         )
-        plan.stored.dialect = dialect
+        plan.stored.dialect, plan.execution = dialect, execution
         backend, upstream_model = self.router.route(plan.config)
         if plan.mode is Mode.STATELESS:
             return await self._stateless(tenant, plan, backend, upstream_model)
@@ -150,7 +152,7 @@ class Creator(UseCase):
         generation = self.histories.generation(tenant)
         request = await self._store_new(tenant, interaction_id, plan, backend, upstream_model, generation)
         spec = self._spec(tenant, interaction_id, plan, request, backend, fence=1)
-        handle = RunHandle(self._member(tenant, interaction_id))
+        handle = RunHandle(keys.member(tenant, interaction_id))
         listener: Listener | None = asyncio.Queue() if plan.stream else None
         sink = LogSink(
             spec, self.store, self.writer, self.histories, handle, listener=listener, generation=generation
@@ -220,6 +222,7 @@ class Creator(UseCase):
             config=plan.stored,
             input_steps=plan.input_steps,
             key=plan.key,
+            execution=plan.execution,
         )
         chain = await self.store.interactions.create(
             tenant,
@@ -293,7 +296,3 @@ class Creator(UseCase):
         if stream:
             return EventStream(frames=self.events.frames(await self.events.prepare(tenant, record.id, None)))
         return Reply(interaction=views.from_record(record, full_timeline=False))
-
-    @staticmethod
-    def _member(tenant: str, interaction_id: str) -> str:
-        return keys.member(tenant, interaction_id)

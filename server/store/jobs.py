@@ -21,7 +21,9 @@ from .commands import now_ms, typed
 from .scripts import Scripts
 
 JOB_NAME: Final = "run_interaction"
-#: the job that turns an interaction's end into webhook deliveries, and the job of one delivery attempt
+#: the job of an interaction's end, which every subscriber hears (worker_jobs.interaction_ended: its
+#: webhook deliveries, the trigger execution that made it; its name is from when webhooks were the only
+#: one, kept so that a job queued by an earlier version runs), and the job of one delivery attempt
 EVENT_JOB: Final = "dispatch_webhook_event"
 DELIVERY_JOB: Final = "deliver_webhook"
 #: the job that deletes what a filter matches (server/search/deleting.py)
@@ -84,7 +86,7 @@ _DUE_AT_ONCE = 100
 
 
 class EventJob(msgspec.Struct, frozen=True):
-    """What a script that ends an interaction needs to queue its webhook job (scripts/_notify.lua)."""
+    """What a script that ends an interaction needs to queue the job of its end (scripts/_notify.lua)."""
 
     keys: list[str]
     job: str
@@ -95,8 +97,8 @@ class EventJob(msgspec.Struct, frozen=True):
 
 
 def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool = True) -> EventJob:
-    """The webhook job of an interaction's end, built for every end (a script decides whether to queue
-    it, by whether anyone listens): a few microseconds, no round trip. `ends=False`: the keys only, for
+    """The job of an interaction's end, built for every end (a script decides whether to queue it, by
+    whether anyone subscribes): a few microseconds, no round trip. `ends=False`: the keys only, for
     a script that stores an interaction not ended (its job is `""`: none)."""
     job, now = keys.event_job_id(tenant, interaction_id), now_ms()
     names = [keys.webhooks_enabled(tenant), keys.arq_job(job), queue_name, keys.wake(queue_name)]

@@ -190,9 +190,20 @@ def webhook_delivered(tenant: str, event_id: str, target: str) -> str:
 
 
 def event_job_id(tenant: str, interaction_id: str) -> str:
-    """The arq job that turns an interaction's end into webhook deliveries (one per interaction: a status
-    change that notifies happens once, as it ends)."""
+    """The arq job of an interaction's end, which every subscriber of it hears (its webhooks, the trigger
+    execution that made it): one per interaction, a status change that notifies happens once, as it ends.
+    Its `whev/` is from when webhooks were its only subscriber (a job an earlier version queued runs)."""
     return f"whev/{tenant}/{interaction_id}"
+
+
+def execution_marker(trigger_id: str, execution_id: str) -> str:
+    """Field.TRIGGER's value: the trigger execution that made an interaction (ids of neither have a space)."""
+    return f"{trigger_id} {execution_id}"
+
+
+def split_execution_marker(value: str) -> tuple[str, str]:
+    trigger_id, _, execution_id = value.partition(" ")
+    return trigger_id, execution_id
 
 
 def member(tenant: str, interaction_id: str) -> str:
@@ -241,6 +252,9 @@ class Field:
     DEPTH: Final = "depth"
     #: "1" when the request had a webhook_config: its end is notified even with no enabled webhook
     WEBHOOK_CONFIG: Final = "wh"
+    #: the trigger execution that made it (`execution_marker`): its end is notified to that execution too,
+    #: whether or not any webhook listens (scripts/_notify.lua)
+    TRIGGER: Final = "trg"
     #: the id of its conversation's first interaction
     ROOT: Final = "root"
     #: its search tags, space-separated (store/search_tags.py)

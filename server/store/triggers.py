@@ -188,10 +188,23 @@ class Triggers:
     async def settle(
         self, tenant: str, trigger_id: str, execution_id: str, status: str, error: str, **how: Any
     ) -> bool:
-        """trigger_settle.lua: `how` has now, failed (bool), limit."""
+        """trigger_settle.lua: `how` has now, failed (bool), limit, and optionally interaction_id (the
+        interaction whose end settles it)."""
         args = [execution_id, status, error, how["now"], "1" if how["failed"] else "0", how["limit"]]
+        args.append(how.get("interaction_id", ""))
         done = await self.scripts.trigger_settle(keys=self._keys(tenant, trigger_id), args=args)
         return bool(int(done))
+
+    async def made_by(self, tenant: str, interaction_id: str) -> tuple[str, str, str] | None:
+        """(trigger id, execution id, the interaction's status) of an interaction a trigger's execution
+        made (its hash's Field.TRIGGER); None for any other, or one gone."""
+        marker, status = await self.redis.hmget(
+            keys.interaction(tenant, interaction_id), [keys.Field.TRIGGER, keys.Field.STATUS]
+        )
+        if marker is None or status is None:
+            return None
+        trigger_id, execution_id = keys.split_execution_marker(text(marker))
+        return trigger_id, execution_id, text(status)
 
     def _keys(self, tenant: str, trigger_id: str, *, ids: bool = False) -> list[str]:
         names = [keys.trigger(tenant, trigger_id), keys.trigger_executions(tenant, trigger_id)]

@@ -160,7 +160,14 @@ class Firing:
         try:
             request, steps, warnings = template.decoded(body)
             reply = await self.creator.create(
-                tenant, request, steps, warnings, idempotency_key=key, body=body
+                tenant,
+                request,
+                steps,
+                warnings,
+                idempotency_key=key,
+                body=body,
+                # the interaction names the execution, which hears of its end (outcome.py)
+                execution=keys.execution_marker(trigger_id, execution.id),
             )
         except RequestError as exc:
             # refused now though it passed at create (a route or an agent removed since, a chain too deep)
