@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 #: interactions ended so that the execution succeeded: it answered (a function call it asks the client
 #: for is an answer too)
 _SUCCEEDED = frozenset({st.COMPLETED, st.REQUIRES_ACTION, st.REQUIRES_CONTINUATION})
+TIMED_OUT = "timed_out"
 #: an execution whose interaction was never created (its fire's worker died, and no fire came again) is
 #: failed after this long
 _NEVER_CREATED_MS = 60_000
@@ -57,7 +58,7 @@ class Outcomes:
         if ended is None:
             return False
         status, error = ended
-        return await self.store.triggers.settle(
+        settled = await self.store.triggers.settle(
             tenant,
             trigger_id,
             execution.id,
@@ -67,6 +68,11 @@ class Outcomes:
             failed=status != "completed",
             limit=record.config.max_consecutive_failures,
         )
+        if settled and status == TIMED_OUT and execution.ix is not None:
+            # stopped once settled, so that the end the cancel makes (heard by `ended`) finds it settled
+            with contextlib.suppress(RequestError, *UNAVAILABLE):
+                await self.control.cancel(tenant, execution.ix)
+        return settled
 
     async def ended(self, tenant: str, interaction_id: str) -> bool:
         """The part of an interaction's end job (worker_jobs.interaction_ended): the execution that made
@@ -108,10 +114,8 @@ class Outcomes:
             return ended
         if not late:
             return None
-        # still running past the trigger's timeout: it is stopped, and the execution timed out
-        with contextlib.suppress(RequestError, *UNAVAILABLE):
-            await self.control.cancel(tenant, execution.ix)
-        return "timed_out", f"its interaction ran past execution_timeout_seconds ({timeout_ms // 1000})"
+        # still running past the trigger's timeout: the execution timed out, and its interaction is stopped
+        return TIMED_OUT, f"its interaction ran past execution_timeout_seconds ({timeout_ms // 1000})"
 
 
 def _outcome(status: str) -> tuple[str, str] | None:
