@@ -1,21 +1,21 @@
-"""An arq worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
+"""A worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
 
-It takes arq's jobs when woken, rather than reading the queue every few milliseconds: each queued job
-leaves one token naming it (store/jobs.py), which one idle worker takes with a blocking pop, so a job wakes
-one worker, not all of them (a pub/sub wake-up did: with 50 idle workers, pickup p99 was 102 ms). The
-woken worker takes that job in one round trip (take.lua) and runs it (`WakingWorker._run`): from the token
-to the run's claim, two round trips where arq's own path (read the queue, watch and mark the job, fetch it)
-made seven, each one more chance to wait for a core behind other processes. A worker whose slots are all
-taken takes no token (another worker gets the job) and reads the queue again when a slot frees. A token
-taken by a worker that died before taking its job is covered by a read of the queue every FALLBACK_WAITS
-waits without one, and by the reaper, which queues a job nobody took again (with a new token). A job
-queued for later (a webhook's retry) gets a token again at its due time, from a worker's timer
-(runner/due_jobs.py), so it runs then whether the queue is idle or busy.
-
-Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
+It runs the job loop (runner/job_loop.py: a job taken when a token names it, and run), the timer of the
+jobs queued for later (runner/due_jobs.py), so that a job for later runs at its time whether the queue is
+idle or busy, and the heartbeats (server.store.heartbeats), so that /readyz can tell when nobody consumes
+the queue. Shutdown is ours: stop taking jobs, give running ones a grace period, then cancel the rest,
 which hands each back to the queue (server/runner/jobs.py), before the pools close.
-While its poll loop runs, the host beats (server.store.heartbeats), so /readyz can tell when nobody
-consumes the queue.
+
+arq stays the queue's format, not its worker: its jobs (arq.jobs.serialize_job and deserialize_job_raw),
+its keys (arq.constants) and its client (ArqRedis) are used as they are (store/jobs.py), so arq's own tools
+read and queue our jobs; its Worker class is not used. This host once subclassed it and replaced its poll
+loop, its start of a job and its run of one (the measured wake-ups of job_loop.py), leaning on its private
+parts (`_poll_iteration`, `_release_sem_dec_counter_on_complete`, the `sem`, `job_counter`, `tasks` and
+`allow_pick_jobs` it keeps); its public hooks (on_startup, on_job_start, on_job_end, after_job_end) are
+called only from the main loop and run_job that were replaced, so none of them could take their place.
+What is left of arq has no underscore, but arq documents neither its constants nor its raw
+(de)serializers: `tests/test_arq_private.py` lists each name with its signature or value, and fails, naming
+what to review, when arq's version moves from the pinned one or any of them changes.
 """
 
 from __future__ import annotations
@@ -24,178 +24,31 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
 
-from arq.jobs import DeserializationError, deserialize_job_raw
-from arq.worker import Worker
 from redis.exceptions import RedisError
 
-from .observability import metrics
 from .runner.due_jobs import DueJobs
+from .runner.job_loop import FALLBACK_WAITS, JobLoop
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
-from .store.jobs import JOB_NAME, TRIGGER_MARK_MS, Jobs, job_deserializer, job_serializer, mark_of
 from .store.outage import UNAVAILABLE
 from .worker_jobs import FUNCTIONS, webhook_mark_ms
 
 log = logging.getLogger(__name__)
-
-#: an idle worker reads the queue after this many token waits (of `worker.poll_delay_ms`) came back empty
-FALLBACK_WAITS = 15
-
-
-class WakingWorker(Worker):
-    """arq's worker with its fixed-delay poll loop replaced by one that waits for a job's token and takes
-    that job, and its start and run of a job replaced by one script and `_run`."""
-
-    def __init__(self, *args: Any, jobs: Jobs, webhook_in_progress_ms: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.jobs = jobs
-        self.webhook_in_progress_ms = webhook_in_progress_ms
-        self.slot_freed = asyncio.Event()
-        self.in_progress_ms = int(self.in_progress_timeout_s * 1000)
-        self.next_wait = first_pause(self.poll_delay_s)
-
-    async def main(self) -> None:
-        # arq's main() without its loop; the pool is ours (given), and no startup hook is used
-        self.ctx["redis"] = self.pool
-        while self.allow_pick_jobs:
-            # the whole queue: at start, once a slot frees, and after FALLBACK_WAITS empty waits
-            await self._poll_iteration()
-            while (job := await self._wait_for_work()) is not None:
-                if not self.allow_pick_jobs:
-                    # this worker is stopping (WorkerHost.stop): the job is for another one
-                    await self.jobs.hand_back_token(job)
-                    break
-                # the token's job, with no read of the queue first (a round trip less)
-                await self.start_jobs([job.encode()])
-                self._forget_finished()
-        # stopping: the running jobs finish or are cancelled, and this loop with them
-        await asyncio.get_running_loop().create_future()
-
-    async def _poll_iteration(self) -> None:
-        """arq's read of the whole queue, which also re-raises each finished job's error here: a job
-        cancelled as its worker stops re-raises its CancelledError, which must not end this loop while
-        the worker goes on (a loop ended so takes no more jobs and, not polling, no longer beats)."""
-        try:
-            await super()._poll_iteration()
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling() > 0:
-                raise
-            log.error("a job ended cancelled while its worker goes on; its worker keeps polling")
-
-    async def _wait_for_work(self) -> str | None:
-        """The job named by the next token, or None when the queue is to be read instead."""
-        empty = 0
-        while empty < FALLBACK_WAITS and self.allow_pick_jobs:
-            if self.job_counter >= self.max_jobs:
-                # every slot taken: a token is for a worker that can start the job
-                self.slot_freed.clear()
-                await self.slot_freed.wait()
-                return None
-            # the first wait is shorter, to wait out of step with workers started together (loops.py)
-            token = await self.jobs.next_wake(self.next_wait)
-            self.next_wait = self.poll_delay_s
-            if token is not None:
-                # a job id is "tenant/id/fence"; an older version's token ("1") names no job
-                return token if "/" in token else None
-            empty += 1
-        return None
-
-    async def start_jobs(self, job_ids: list[bytes]) -> None:
-        """arq's start_jobs, each job checked, marked in progress and read by one script (store/jobs.py
-        `take`) where arq makes five round trips, and run by `_run` rather than arq's run_job."""
-        for job_id_b in job_ids:
-            await self.sem.acquire()
-            if self.job_counter >= self.max_jobs:
-                self.sem.release()
-                return
-            self.job_counter += 1
-            job_id = job_id_b.decode()
-            data: bytes | None = None
-            try:
-                data = await self.jobs.take(job_id, self._in_progress_ms(job_id))
-            finally:
-                if data is None:
-                    # not taken (another worker has it, or Redis failed): the slot is free again
-                    self.job_counter -= 1
-                    self.sem.release()
-            if data is not None:
-                task = asyncio.create_task(self._run(job_id, data))
-                task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
-                self.tasks[job_id] = task
-
-    def _in_progress_ms(self, job_id: str) -> int:
-        """How long a taken job is marked as this worker's, by its kind (store/jobs.py KINDS): a short
-        mark lets another worker take it again soon after this one died mid-job (a deletion taken twice
-        deletes nothing twice, a trigger's time fired twice makes one execution)."""
-        mark = mark_of(job_id)
-        if mark == "fire":
-            return TRIGGER_MARK_MS
-        return self.webhook_in_progress_ms if mark == "attempt" else self.in_progress_ms
-
-    async def _run(self, job_id: str, data: bytes) -> None:
-        """A taken job, in place of arq's run_job: a run counts its own attempts and holds its own lease
-        (claim.lua), so arq's retry count, timeout and result are not kept."""
-        try:
-            name, args, kwargs, _, enqueued_ms = deserialize_job_raw(data, deserializer=self.job_deserializer)
-            function = self.functions[name]
-        except (DeserializationError, KeyError):
-            log.exception("job %s cannot be run", job_id)
-            await self.jobs.finish(job_id)
-            return
-        if name == JOB_NAME:
-            metrics.picked_up(enqueued_ms)
-        try:
-            await function.coroutine({**self.ctx, "job_id": job_id}, *args, **kwargs)
-        except asyncio.CancelledError:
-            # the worker is stopping (WorkerHost.stop); its run was handed back or settled first
-            # (server/runner/jobs.py), and the job stays queued, as arq leaves a cancelled one
-            await asyncio.shield(self.jobs.release(job_id))
-            raise
-        except Exception:
-            log.exception("job %s failed", job_id)
-            if mark_of(job_id) != "run":
-                # a webhook, deletion or trigger job has no lease of its own to retry it (a Redis outage,
-                # say): it stays queued, and is taken again once its short mark runs out (its data lives a
-                # day past its due time at most)
-                return
-        await asyncio.shield(self.jobs.finish(job_id))
-
-    def _forget_finished(self) -> None:
-        # what arq's _poll_iteration does after starting jobs: `_run` catches its job's errors, and one
-        # Redis failed to finish it with ends the poll loop, which is run again (WorkerHost._supervise);
-        # a job cancelled (the worker stopping) is not an error of the loop's: its result would cancel it
-        for job_id, task in list(self.tasks.items()):
-            if task.done():
-                del self.tasks[job_id]
-                if not task.cancelled():
-                    task.result()
-
-    def _release_sem_dec_counter_on_complete(self) -> None:
-        super()._release_sem_dec_counter_on_complete()
-        self.slot_freed.set()
 
 
 class WorkerHost:
     def __init__(self, runtime: Runtime) -> None:
         settings = runtime.settings.worker
         self.runtime = runtime
-        self.worker = WakingWorker(
-            jobs=runtime.store.jobs,
-            webhook_in_progress_ms=webhook_mark_ms(runtime.settings.webhooks),
-            functions=FUNCTIONS,
-            redis_pool=runtime.store.queue.redis,
-            queue_name=settings.queue_name,
-            handle_signals=False,
+        self.worker = JobLoop(
+            runtime.store.jobs,
+            FUNCTIONS,
+            {"runtime": runtime},
             max_jobs=settings.max_jobs,
-            poll_delay=settings.poll_delay_ms / 1000,
-            ctx={"runtime": runtime},
-            job_serializer=job_serializer,
-            job_deserializer=job_deserializer,
-            health_check_interval=30,
+            poll_delay_s=settings.poll_delay_ms / 1000,
+            attempt_mark_ms=webhook_mark_ms(runtime.settings.webhooks),
         )
         #: jobs queued for later get their tokens at their time; it checks as often as the queue is read
         self.due = DueJobs(runtime.store.jobs, FALLBACK_WAITS * settings.poll_delay_ms / 1000)
@@ -203,8 +56,6 @@ class WorkerHost:
         self.polling = False
         self.beats = 0
         self.tasks: list[asyncio.Task[None]] = []
-        # arq logs every job start and end at INFO
-        logging.getLogger("arq.worker").setLevel(logging.WARNING)
 
     async def start(self) -> None:
         """Start polling; the first heartbeat is written before this returns, so a process that says it
@@ -248,7 +99,7 @@ class WorkerHost:
                 await self._beat_once()
 
     async def _supervise(self) -> None:
-        """arq's poll loop ends on the first Redis error; it is run again until the host stops."""
+        """The job loop ends on the first Redis error; it is run again until the host stops."""
         await supervise("worker poll loop", self._poll, self.runtime.outage, pause=0.5)
 
     async def _poll(self) -> None:
@@ -260,7 +111,7 @@ class WorkerHost:
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.runtime.settings.worker.shutdown_grace_seconds if grace is None else grace
-        self.worker.allow_pick_jobs = False
+        self.worker.taking = False
         await self._leave()
         running = [t for t in self.worker.tasks.values() if not t.done()]
         if running:

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from arq.worker import Function, func
-
 from .observability import context, spans
+from .runner.job_loop import JobFunction
 from .runtime import Runtime
 from .sections import WebhookSettings
 from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, KINDS, TRIGGER_END_JOB, TRIGGER_JOB
 from .webhooks import addresses, delivery
 from .webhooks.pending import from_job
-
-#: how long a taken job stays marked in progress (arq's job timeout); our lease, not this, detects lost runs
-JOB_TIMEOUT_SECONDS = 24 * 3600
 
 
 def webhook_mark_ms(settings: WebhookSettings) -> int:
@@ -88,8 +84,9 @@ async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) ->
     await runtime.purges.run(tenant, deletion_id)
 
 
-#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under
-_FUNCTIONS: dict[str, Any] = {
+#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under (a kind with no
+#: function fails the import)
+_BY_NAME: dict[str, JobFunction] = {
     JOB_NAME: run_interaction,
     EVENT_JOB: interaction_ended,
     DELIVERY_JOB: deliver_webhook,
@@ -97,9 +94,5 @@ _FUNCTIONS: dict[str, Any] = {
     TRIGGER_JOB: fire_trigger,
     TRIGGER_END_JOB: settle_trigger,
 }
-#: what a worker registers: every kind of job (a kind with no function fails the import); a run's arq
-#: timeout is its mark's (our lease, not arq's, detects a lost run)
-FUNCTIONS: list[Function] = [
-    func(_FUNCTIONS[kind.name], name=kind.name, timeout=JOB_TIMEOUT_SECONDS if kind.mark == "run" else None)
-    for kind in KINDS
-]
+#: what a worker runs (runner/job_loop.py), in KINDS' order
+FUNCTIONS: dict[str, JobFunction] = {kind.name: _BY_NAME[kind.name] for kind in KINDS}

@@ -7,7 +7,7 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from arq.connections import ArqRedis
@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from ..observability import context, spans
 from . import keys
-from .commands import now_ms, typed
+from .commands import now_ms, text, typed
 from .scripts import Scripts
 
 JOB_NAME: Final = "run_interaction"
@@ -33,12 +33,14 @@ DELETION_JOB: Final = "delete_matching"
 TRIGGER_JOB: Final = "fire_trigger"
 TRIGGER_END_JOB: Final = "settle_trigger"
 
-#: how long a worker's mark in progress holds a job of a kind (worker_host.WakingWorker._in_progress_ms):
-#: a run holds a lease of its own (claim.lua), so its mark can last a day; the others have only their mark,
-#: short, so that one whose worker died is taken again soon, and one that failed stays queued to be tried
-#: again: a webhook's or a purge's lasts one delivery attempt (worker_jobs.webhook_mark_ms), a trigger's
-#: fire TRIGGER_MARK_MS (a few round trips and a background create)
+#: how long a worker's mark in progress holds a job of a kind (runner/job_loop.JobLoop.mark_ms): a run
+#: holds a lease of its own (claim.lua), so its mark can last a day (and 10 s, as arq made it); the others
+#: have only their mark, short, so that one whose worker died is taken again soon, and one that failed
+#: stays queued to be tried again: a webhook's or a purge's lasts one delivery attempt
+#: (worker_jobs.webhook_mark_ms), a trigger's fire TRIGGER_MARK_MS (a few round trips and a background
+#: create)
 Mark = Literal["run", "attempt", "fire"]
+RUN_MARK_MS: Final = 24 * 3600 * 1000 + 10_000
 TRIGGER_MARK_MS: Final = 10_000
 
 
@@ -248,6 +250,13 @@ class Jobs:
     async def release(self, job: str) -> None:
         """A job this worker stopped running stays queued for another, as arq leaves a cancelled job."""
         await self.commands.delete(keys.arq_in_progress(job))
+
+    async def ready(self, limit: int) -> list[str]:
+        """Up to `limit` queued jobs due by now, the earliest first (a worker's read of the whole queue)."""
+        found: list[Any] = await self.commands.zrangebyscore(
+            self.queue_name, "-inf", str(now_ms()), start=0, num=limit
+        )
+        return [text(each) for each in found]
 
     async def waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:
         """Whether the job for this fence is still in arq's queue, not yet taken by a worker."""
