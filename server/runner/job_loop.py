@@ -9,19 +9,32 @@ made seven, each one more chance to wait for a core behind other processes. A wo
 taken takes no token (another worker gets the job) and reads the queue again when a slot frees. A token
 taken by a worker that died before taking its job is covered by a read of the queue every FALLBACK_WAITS
 waits without one, and by the reaper, which queues a job nobody took again (with a new token).
+
+A taken job is marked in progress for its kind's time (store/jobs.py KINDS); a trigger's fire renews its
+short mark while it runs, so that a fire whose worker was killed is taken again within about a second.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from arq.jobs import DeserializationError, deserialize_job_raw
 
 from ..observability import metrics
-from ..store.jobs import JOB_NAME, RUN_MARK_MS, TRIGGER_MARK_MS, Jobs, job_deserializer, mark_of
+from ..store.jobs import (
+    FIRE_MARK_MS,
+    FIRE_RETRY_MS,
+    JOB_NAME,
+    RUN_MARK_MS,
+    Jobs,
+    job_deserializer,
+    mark_of,
+)
+from ..store.outage import UNAVAILABLE
 from .loops import first_pause
 
 log = logging.getLogger(__name__)
@@ -131,7 +144,7 @@ class JobLoop:
         deletes nothing twice, a trigger's time fired twice makes one execution)."""
         mark = mark_of(job_id)
         if mark == "fire":
-            return TRIGGER_MARK_MS
+            return FIRE_MARK_MS
         return self.attempt_mark_ms if mark == "attempt" else RUN_MARK_MS
 
     async def _run(self, job_id: str, data: bytes) -> None:
@@ -147,7 +160,8 @@ class JobLoop:
         if name == JOB_NAME:
             metrics.picked_up(enqueued_ms)
         try:
-            await function({**self.ctx, "job_id": job_id}, *args, **kwargs)
+            async with self._renewed(job_id):
+                await function({**self.ctx, "job_id": job_id}, *args, **kwargs)
         except asyncio.CancelledError:
             # the worker is stopping (WorkerHost.stop); its run was handed back or settled first
             # (server/runner/jobs.py), and the job stays queued, as arq leaves a cancelled one
@@ -157,10 +171,35 @@ class JobLoop:
             log.exception("job %s failed", job_id)
             if mark_of(job_id) != "run":
                 # a webhook, deletion or trigger job has no lease of its own to retry it (a Redis outage,
-                # say): it stays queued, and is taken again once its short mark runs out (its data lives a
-                # day past its due time at most)
+                # say): it stays queued, and is taken again once its mark runs out (its data lives a day
+                # past its due time at most); a fire's, renewed while it ran, is held for a retry's time
+                await self._failed(job_id)
                 return
         await asyncio.shield(self.jobs.finish(job_id))
+
+    @contextlib.asynccontextmanager
+    async def _renewed(self, job_id: str) -> AsyncIterator[None]:
+        """A fire's short mark renewed every third of it while the job runs (the others' last it out)."""
+        if mark_of(job_id) != "fire":
+            yield
+            return
+        renewing = asyncio.create_task(self._renew(job_id))
+        try:
+            yield
+        finally:
+            renewing.cancel()
+
+    async def _renew(self, job_id: str) -> None:
+        while True:
+            await asyncio.sleep(FIRE_MARK_MS / 3000)
+            # a renewal lost (Redis away) lets another worker take the fire too, which is no harm
+            with contextlib.suppress(*UNAVAILABLE):
+                await self.jobs.hold(job_id, FIRE_MARK_MS)
+
+    async def _failed(self, job_id: str) -> None:
+        if mark_of(job_id) == "fire":
+            with contextlib.suppress(*UNAVAILABLE):
+                await self.jobs.hold(job_id, FIRE_RETRY_MS)
 
     def _forget_finished(self) -> None:
         """`_run` catches its job's errors, and one Redis failed to finish it with ends the loop, which is

@@ -37,11 +37,17 @@ TRIGGER_END_JOB: Final = "settle_trigger"
 #: holds a lease of its own (claim.lua), so its mark can last a day (and 10 s, as arq made it); the others
 #: have only their mark, short, so that one whose worker died is taken again soon, and one that failed
 #: stays queued to be tried again: a webhook's or a purge's lasts one delivery attempt
-#: (worker_jobs.webhook_mark_ms), a trigger's fire TRIGGER_MARK_MS (a few round trips and a background
-#: create)
+#: (worker_jobs.webhook_mark_ms), a trigger's fire FIRE_MARK_MS, renewed every third of it while it runs
+#: (a fire taken twice at once still makes one execution and one interaction: triggers/firing.py), so
+#: that a time whose worker was killed mid-fire is fired again within about a second
 Mark = Literal["run", "attempt", "fire"]
 RUN_MARK_MS: Final = 24 * 3600 * 1000 + 10_000
-TRIGGER_MARK_MS: Final = 10_000
+FIRE_MARK_MS: Final = 500
+#: a fire job's token comes again this soon (due.lua) while it is queued, not the others' AGAIN_MS: its
+#: token lost with a killed worker, or its mark run out, it waits no longer than this for a worker
+FIRE_AGAIN_MS: Final = 250
+#: a fire that failed (a Redis outage, a bug) is tried again after this, not as soon as its mark runs out
+FIRE_RETRY_MS: Final = 10_000
 
 
 class JobKind(msgspec.Struct, frozen=True):
@@ -69,6 +75,10 @@ KINDS: Final = (
 def mark_of(job_id: str) -> Mark:
     """The mark of a job, by its id (a run's, unless another kind's prefix starts it)."""
     return next((kind.mark for kind in KINDS if kind.prefix and job_id.startswith(kind.prefix)), "run")
+
+
+#: the id prefixes of the kinds whose tokens come again FIRE_AGAIN_MS after (due.lua)
+_QUICK_PREFIXES: Final = " ".join(sorted({kind.prefix for kind in KINDS if kind.mark == "fire"}))
 
 
 def job_serializer(job: dict[str, object]) -> bytes:
@@ -202,6 +212,7 @@ class Jobs:
         job waits for later."""
         names = [keys.deferred(self.queue_name), self.queue_name, keys.wake(self.queue_name)]
         args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix]
+        args += [_QUICK_PREFIXES, FIRE_AGAIN_MS]
         first: list[bytes | int] | None = await self.scripts.due(keys=names, args=args)
         if not first:
             return None
@@ -250,6 +261,10 @@ class Jobs:
     async def release(self, job: str) -> None:
         """A job this worker stopped running stays queued for another, as arq leaves a cancelled job."""
         await self.commands.delete(keys.arq_in_progress(job))
+
+    async def hold(self, job: str, mark_ms: int) -> None:
+        """This worker's mark on a job it took lasts `mark_ms` from now (one gone already is not made)."""
+        await self.commands.pexpire(keys.arq_in_progress(job), mark_ms)
 
     async def ready(self, limit: int) -> list[str]:
         """Up to `limit` queued jobs due by now, the earliest first (a worker's read of the whole queue)."""

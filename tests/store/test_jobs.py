@@ -162,3 +162,24 @@ async def test_due_jobs_get_a_token_each_until_taken(store: Store) -> None:
     await store.jobs.push_due(5_000)
     assert "wh/due" not in await later(store)
     assert await tokens(store) == [b"wh/due"]  # no second token
+
+
+async def test_a_fire_jobs_token_comes_again_sooner(store: Store) -> None:
+    """A trigger's fire job held by a worker that was killed is due again FIRE_AGAIN_MS later, not AGAIN_MS:
+    once its short mark runs out, a token brings another worker to it within a fraction of a second."""
+    fire = keys.trigger_fire_job_id(TENANT, "tr_x", 1000)
+    soon = now_ms() + 100
+    for job in (fire, "wh/retry"):
+        await store.jobs.enqueue_call(job, JOB_NAME, (TENANT, job, 0), run_at_ms=soon)
+    await asyncio.sleep((soon - now_ms()) / 1000 + 0.01)
+    assert await store.jobs.take(fire, jobs_module.FIRE_MARK_MS) is not None  # and its worker is killed
+    before = now_ms()
+    await store.jobs.push_due(5_000)
+    scores = await later(store)
+    assert before + 5_000 <= scores["wh/retry"] <= now_ms() + 5_000
+    assert before + jobs_module.FIRE_AGAIN_MS <= scores[fire] <= now_ms() + jobs_module.FIRE_AGAIN_MS
+    await store.redis.delete(keys.wake(store.jobs.queue_name))
+    # its mark runs out: the next pass gives it a token
+    await asyncio.sleep(max(jobs_module.FIRE_MARK_MS, jobs_module.FIRE_AGAIN_MS) / 1000 + 0.05)
+    await store.jobs.push_due(5_000)
+    assert await tokens(store) == [fire.encode()]
