@@ -167,13 +167,13 @@ class JobLoop:
             # (server/runner/jobs.py), and the job stays queued, as arq leaves a cancelled one
             await asyncio.shield(self.jobs.release(job_id))
             raise
-        except Exception:
+        except Exception as exc:
             log.exception("job %s failed", job_id)
             if mark_of(job_id) != "run":
                 # a webhook, deletion or trigger job has no lease of its own to retry it (a Redis outage,
                 # say): it stays queued, and is taken again once its mark runs out (its data lives a day
-                # past its due time at most); a fire's, renewed while it ran, is held for a retry's time
-                await self._failed(job_id)
+                # past its due time at most)
+                await self._failed(job_id, exc)
                 return
         await asyncio.shield(self.jobs.finish(job_id))
 
@@ -196,8 +196,11 @@ class JobLoop:
             with contextlib.suppress(*UNAVAILABLE):
                 await self.jobs.hold(job_id, FIRE_MARK_MS)
 
-    async def _failed(self, job_id: str) -> None:
-        if mark_of(job_id) == "fire":
+    async def _failed(self, job_id: str, exc: Exception) -> None:
+        """A fire's short mark would retry a fire that fails every time (a bug) twice a second: it is held
+        for FIRE_RETRY_MS instead. One cut short by Redis is retried once its mark runs out, as soon as
+        Redis answers again."""
+        if mark_of(job_id) == "fire" and not isinstance(exc, UNAVAILABLE):
             with contextlib.suppress(*UNAVAILABLE):
                 await self.jobs.hold(job_id, FIRE_RETRY_MS)
 

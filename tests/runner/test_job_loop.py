@@ -1,12 +1,14 @@
 """A worker's job loop (server/runner/job_loop.py) and the marks it keeps on the jobs it runs, in-process on a
 real Redis: a trigger's fire keeps its short mark for as long as it runs (so no other worker takes it while
 it goes on, and one whose worker was killed is taken again within a second), is held for a retry's time
-when it fails, and is done with once it ends."""
+when it fails (but for Redis failing it: then it is taken again soon), and is done with once it ends."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from server.runner.job_loop import JobLoop
 from server.store import keys
@@ -53,3 +55,13 @@ async def test_a_fire_that_failed_is_held_for_a_retrys_time(store: Store) -> Non
     # still queued, for a retry: not once its short mark runs out, but FIRE_RETRY_MS on
     assert await store.redis.zscore(store.jobs.queue_name, JOB) is not None
     assert FIRE_MARK_MS < await store.redis.pttl(keys.arq_in_progress(JOB)) <= FIRE_RETRY_MS
+
+
+async def test_a_fire_that_redis_failed_is_taken_again_soon(store: Store) -> None:
+    async def cut(ctx: dict[str, Any], *args: Any) -> None:
+        raise RedisConnectionError("the primary went away")
+
+    loop = await loop_running(store, cut)
+    await loop.tasks[JOB]
+    assert await store.redis.zscore(store.jobs.queue_name, JOB) is not None
+    assert 0 < await store.redis.pttl(keys.arq_in_progress(JOB)) <= FIRE_MARK_MS
