@@ -21,6 +21,11 @@ FORGET_CHANNEL: Final = "ix:forget"
 #: pub/sub channel carrying "<due ms> <job>" of each job queued for later (wake.lua), which every worker's
 #: timer notes: the worker that took the job's early token, the one that knew its time, may be gone by then
 DUE_CHANNEL: Final = "ix:due"
+#: ZSET of every tenant's active triggers ("tenant/trigger id"), each scored by its next time as its fire
+#: job was last queued (ms): the sweep's index of triggers whose job may be lost (triggers/sweep.py). With
+#: the records (one key: one slot of a Cluster), written after the trigger's own write, so that a write
+#: lost leaves a score too early (looked at for nothing), never too late
+TRIGGER_TIMES: Final = "ix:trigger-times"
 #: HASH of the RS256 keys that sign dynamic webhook deliveries (server-wide: one JWKS for every tenant):
 #: `current` -> kid, `key:<kid>` -> the key's record (its private half sealed), `retire:<kid>` -> when a
 #: replaced key stops being published (ms); one key, so one script changes it all (store/signing_keys.py)

@@ -210,6 +210,21 @@ class Triggers:
         names = [keys.trigger(tenant, trigger_id), keys.trigger_executions(tenant, trigger_id)]
         return [*names, keys.trigger_execution_ids(tenant, trigger_id)] if ids else names
 
+    async def index(self, tenant: str, trigger_id: str, next_ms: int) -> None:
+        """The sweep looks at the trigger again once `next_ms` is long past (keys.TRIGGER_TIMES)."""
+        await self.redis.zadd(keys.TRIGGER_TIMES, {keys.member(tenant, trigger_id): next_ms})
+
+    async def unindex(self, tenant: str, trigger_id: str) -> None:
+        await self.redis.zrem(keys.TRIGGER_TIMES, keys.member(tenant, trigger_id))
+
+    async def overdue(self, before_ms: int, count: int) -> list[tuple[str, str]]:
+        """Up to `count` (tenant, trigger id) of triggers indexed at a time before `before_ms`: one command
+        when there is none (the sweep's idle cost)."""
+        found: list[Any] = await self.redis.zrangebyscore(
+            keys.TRIGGER_TIMES, "-inf", f"({before_ms}", start=0, num=count
+        )
+        return [keys.split_member(text(each)) for each in found]
+
     async def execution(self, tenant: str, trigger_id: str, execution_id: str) -> ExecutionRecord | None:
         raw = await self.redis.hget(keys.trigger_executions(tenant, trigger_id), execution_id)
         return None if raw is None else _execution(raw)

@@ -60,7 +60,8 @@ class Firing:
         self.settings = settings
 
     async def queue(self, tenant: str, trigger_id: str, scheduled_ms: int) -> None:
-        """The fire job of a time (nothing if it is queued already)."""
+        """The fire job of a time (nothing if it is queued already), then the sweep's note of that time
+        (sweep.py): should the job be lost, the sweep finds the trigger once the time is long past."""
         job = keys.trigger_fire_job_id(tenant, trigger_id, scheduled_ms)
         # a time now or past is still queued for later (1 ms): every fire job is in the deferred set, so
         # that one whose worker died is woken again (due.lua)
@@ -68,6 +69,7 @@ class Firing:
         await self.store.jobs.enqueue_call(
             job, TRIGGER_JOB, (tenant, trigger_id, scheduled_ms), run_at_ms=run_at
         )
+        await self.store.triggers.index(tenant, trigger_id, scheduled_ms)
 
     async def fire(self, tenant: str, trigger_id: str, scheduled_ms: int) -> None:
         """The job of one scheduled time."""
