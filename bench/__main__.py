@@ -58,6 +58,10 @@ SCENARIO_SECONDS = {
     "idle_workers": 200.0,
     # 10,000 triggers registered, then a minute of 1,000 due (waited for from up to 90 s before it)
     "triggers": 420.0,
+    # 6 paired create rounds, then 24 paired floods (about 100 s on a quiet 2-core machine)
+    "dialects": 180.0,
+    # 12 paired create rounds and 8 Redis windows: about 80 s, a server start beside
+    "limits": 150.0,
 }
 #: the scenarios that measure one web process (and are profiled there)
 ONE_PROCESS = ("stream", "many_streams")

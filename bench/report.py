@@ -1,7 +1,7 @@
 """The report of a run: the machine's description, the markdown (targets, then a table per scenario), and
 its place in bench/README.md. The targets are computed in targets.py (and redis_tables.py: 19, 20), the
 scenario tables in tables.py (scenarios 1 to 7), upstream_tables.py (8), cost_tables.py (9 to 13),
-cluster_tables.py (14), dialect_tables.py (17, 18) and redis_tables.py (19, 20)."""
+cluster_tables.py (14), dialect_tables.py (17, 18), redis_tables.py (19, 20) and limits_tables.py (23)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import cluster_tables, cost_tables, dialect_tables, redis_tables, tables, upstream_tables
+from . import (
+    cluster_tables,
+    cost_tables,
+    dialect_tables,
+    limits_tables,
+    redis_tables,
+    tables,
+    upstream_tables,
+)
 from . import targets as scenario_targets
 from .scenarios import NUMBERS
 from .tables import fmt, table
@@ -69,8 +77,12 @@ def machine() -> dict[str, Any]:
 
 
 def targets(results: dict[str, Any]) -> list[scenario_targets.Target]:
-    """Every target, met or missed, in the order of the scenarios (19 and 20 after targets.py's)."""
-    return [*scenario_targets.targets(results), *redis_tables.targets(results)]
+    """Every target, met or missed, in the order of the scenarios (19 and 20 after targets.py's, then 23)."""
+    return [
+        *scenario_targets.targets(results),
+        *redis_tables.targets(results),
+        *limits_tables.targets(results),
+    ]
 
 
 # -- markdown ----------------------------------------------------------------------------------------------
@@ -143,6 +155,7 @@ def markdown(run: dict[str, Any]) -> str:
         *cluster_tables.SECTIONS,
         *dialect_tables.SECTIONS,
         *redis_tables.SECTIONS,
+        *limits_tables.SECTIONS,
     ):
         lines += section(results)
     lines += _failures_section(results)

@@ -149,14 +149,17 @@ async def run_wrk(
 
 
 def pooled(results: Sequence[WrkResult]) -> dict[str, Any]:
-    """Runs of one path as one: requests, their rate and CPU over all the runs (scenarios 10, 17, 18)."""
+    """Runs of one path as one: requests, their rate and CPU (the server's, Redis's) over all the runs
+    (scenarios 10, 17, 18, 23)."""
     requests = sum(r.requests for r in results)
     seconds = sum(r.seconds for r in results)
     cpu_ms = sum(r.server_cpu_ms * r.requests for r in results)
+    redis_ms = sum(r.redis_cpu_ms * r.requests for r in results)
     return {
         "requests": requests,
         "rps": round(requests / seconds, 1) if seconds else None,
         "server_cpu_ms_per_req": round(cpu_ms / requests, 4) if requests else None,
+        "redis_cpu_ms_per_req": round(redis_ms / requests, 4) if requests else None,
         "p50_ms": round(statistics.median(r.p50_ms for r in results), 3),
         "p99_ms": round(statistics.median(r.p99_ms for r in results), 3),
         "errors": sum(r.errors for r in results),

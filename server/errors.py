@@ -10,6 +10,7 @@
     │   ├── AgentNotFound           404, an agent unknown to this tenant
     │   ├── TriggerNotFound         404, a trigger unknown to this tenant
     │   ├── LimitReached            429 RESOURCE_EXHAUSTED, a per-tenant quota (webhooks.max_webhooks)
+    │   │   └── OverLimit           a tenant's rate or token limit ([auth.limits]), with when to retry
     │   ├── Unfinished              400, a chain cannot continue from a running interaction
     │   └── ChainTooDeep            400, the chain is longer than `store.max_chain_depth`
     ├── UpstreamError               the model's server failed or refused (server.upstream.base); the API
@@ -100,6 +101,21 @@ class TriggerNotFound(RequestError):
 class LimitReached(RequestError):
     """A per-tenant quota is used up: Google answers quotas with 429 RESOURCE_EXHAUSTED. A retry does not
     help until the tenant frees some (the SDK retries 429s: a client with retries on waits for nothing)."""
+
+
+class OverLimit(LimitReached):
+    """A tenant's limit (server/limits/) refuses a request: `limit` names it (requests_per_minute,
+    tokens_per_minute, tokens_per_day, background_runs), `value` is its value, and a request `retry_after`
+    seconds later would be admitted (as far as this one's count goes)."""
+
+    def __init__(self, limit: str, value: int, retry_after: float) -> None:
+        why = "one of its background interactions must end first" if limit == "background_runs" else ""
+        super().__init__(
+            f"This API key's {limit} limit ({value}) is reached; {why or f'retry in {retry_after:.1f} s'}"
+        )
+        self.limit = limit
+        self.value = value
+        self.retry_after = retry_after
 
 
 class Unfinished(RequestError):

@@ -2,21 +2,24 @@
 settings in one place, and torn down again.
 
 Web processes and worker processes build the same runtime: the store (both Redis clients), the backends'
-HTTP clients, the use cases, and four supervised background loops: the broadcast listener, the reaper of
-lost runs, the sweep of triggers whose fire job was lost, and the event-log writer; and, when the OTEL_*
-variables name a collector, its tracer.
+HTTP clients, the use cases, and five background loops: the broadcast listener, the reaper of lost runs,
+the sweep of triggers whose fire job was lost, the event-log writer and the watch of server.toml's limits;
+and, when the OTEL_* variables name a collector, its tracer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 from collections.abc import Callable
 
 from .agents.resource import AgentResource
 from .events.log import EventLog
 from .events.writer import LogWriter
+from .limits.quota import Quota
+from .limits.table import LimitsTable, Watcher
 from .observability import tracing
 from .observability import usage as usage_metrics
 from .outbound import Outbound
@@ -35,7 +38,7 @@ from .runner.settle import Settler
 from .runner.tool_run import ToolRun
 from .search.deleting import Purges
 from .search.listing import Listing
-from .settings import Settings
+from .settings import Settings, load_auth
 from .store import heartbeats, keys
 from .store.outage import Outage
 from .store.store import Store
@@ -79,6 +82,8 @@ class Runtime:
         self.server_keys = server_keys.load(settings)
         allow = AllowList.parse(settings.webhooks.allow)
         tools = ToolRun(settings.tools, allow, self.server_keys, self.outbound)
+        #: the tenants' limits, as server.toml says now (a change applies without a restart)
+        self.quota = Quota(LimitsTable(settings.auth), store.limits)
         services = Services(
             settings=settings,
             store=store,
@@ -90,11 +95,26 @@ class Runtime:
             settler=Settler(store),
             events=self.events,
             server_keys=self.server_keys,
+            quota=self.quota,
         )
         self.creator = Creator(services, Idempotency(store))
         self.control = Control(services)
         self.jobs = BackgroundJobs(services)
         self.reaper = Reaper(services, self.jobs, self.outage)
+        self._webhooks(settings, store)
+        self.agents = AgentResource(
+            store.agents,
+            self.router,
+            self.server_keys,
+            max_agents=settings.agents.max_agents,
+            tools=settings.tools,
+            allow=allow,
+        )
+        self._found_and_scheduled(settings, store)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def _webhooks(self, settings: Settings, store: Store) -> None:
+        """The Webhooks resource, and what turns interactions' ends into signed deliveries."""
         hooks = settings.webhooks
         self.keyring = Keyring(
             store.signing_keys,
@@ -113,16 +133,6 @@ class Runtime:
             issuer(settings),
             outbound=self.outbound,
         )
-        self.agents = AgentResource(
-            store.agents,
-            self.router,
-            self.server_keys,
-            max_agents=settings.agents.max_agents,
-            tools=settings.tools,
-            allow=allow,
-        )
-        self._found_and_scheduled(settings, store)
-        self._tasks: list[asyncio.Task[None]] = []
 
     def _found_and_scheduled(self, settings: Settings, store: Store) -> None:
         """Lists and deletes by filter; scheduled interactions (the fire jobs' work and the resource)."""
@@ -169,6 +179,7 @@ class Runtime:
             asyncio.create_task(reap),
             asyncio.create_task(sweep),
             asyncio.create_task(self.writer.run()),
+            asyncio.create_task(self._watch_limits()),
         ]
         if watch_workers:
             worker = self.settings.worker
@@ -180,6 +191,12 @@ class Runtime:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(5):
                 await listening.wait()
+
+    async def _watch_limits(self) -> None:
+        """server.toml looked at once a second: its changed limits apply at once (limits/table.py)."""
+        path = self.settings.config_file
+        watcher = Watcher(self.quota.table, path, functools.partial(load_auth, path), self.quota.replace)
+        await watcher.run()
 
     async def unready(self) -> str | None:
         return await self.store.unready()

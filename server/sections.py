@@ -57,11 +57,29 @@ class HttpSettings(Section):
     max_connections: PositiveInt = 4096
 
 
+class Limits(Section):
+    """A tenant's limits (README, "Limits"): 0 is none; a field left out of a tenant's own table is the
+    default's ([auth.limits]). Read again when server.toml changes (server/limits/table.py)."""
+
+    requests_per_minute: NonNegativeInt | None = None
+    tokens_per_minute: NonNegativeInt | None = None
+    #: a UTC day's, as the usage totals count it
+    tokens_per_day: NonNegativeInt | None = None
+    #: background interactions queued or running at once
+    background_runs: NonNegativeInt | None = None
+    #: interactions stored and not expired nor deleted
+    stored_interactions: NonNegativeInt | None = None
+
+
 class AuthSettings(Section):
     #: "open": any non-empty key is accepted and is its own tenant. "keys": only the listed keys.
     mode: AuthMode = "open"
     #: sha256 hex digest of an API key -> tenant name (mode "keys")
     keys: dict[str, str] = {}
+    #: every tenant's limits (open mode's too) ...
+    limits: Limits = msgspec.field(default_factory=Limits)
+    #: ... and a tenant's own, by its name (open mode: the 32 hex digits of its key's digest)
+    tenant_limits: dict[str, Limits] = {}
 
 
 class StoreSettings(Section):

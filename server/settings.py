@@ -134,6 +134,8 @@ class Settings(msgspec.Struct, kw_only=True):
     triggers: TriggerSettings
     outbound: OutboundSettings
     models: list[ModelRoute]
+    #: the server.toml these were read from (IX_CONFIG, or config/server.toml)
+    config_file: Path = CONFIG_DIR / "server.toml"
 
     @property
     def data_dir(self) -> Path:
@@ -149,7 +151,16 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     # every section of server.toml, as loaded
     sections = {name: getattr(server, name) for name in ServerToml.__struct_fields__}
     url, queue_url = redis_env.urls(env)
-    return Settings(redis_url=url, redis_queue_url=queue_url, models=models.models, **sections)
+    config = Path(env.get("IX_CONFIG") or CONFIG_DIR / "server.toml")
+    return Settings(
+        redis_url=url, redis_queue_url=queue_url, models=models.models, config_file=config, **sections
+    )
+
+
+def load_auth(path: Path) -> AuthSettings:
+    """The [auth] of server.toml at `path` as the file says now (its limits apply without a restart:
+    server/limits/); `ConfigError` for any mistake in the file, as at start."""
+    return _load_file(ServerToml, {"IX_CONFIG": str(path)}, "IX_CONFIG", "server.toml").auth
 
 
 def warnings(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -166,6 +177,13 @@ def warnings(settings: Settings, environ: Mapping[str, str] | None = None) -> li
     ]
     if settings.auth.mode == "keys" and not settings.auth.keys:
         found.append('auth.mode is "keys" but auth.keys lists no key: every request will be refused')
+    if settings.auth.mode == "keys":
+        named = set(settings.auth.keys.values())
+        found += [
+            f"auth.tenant_limits.{tenant}: no key of auth.keys names this tenant; its limits apply to none"
+            for tenant in settings.auth.tenant_limits
+            if tenant not in named
+        ]
     return found
 
 

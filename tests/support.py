@@ -479,5 +479,7 @@ async def tenant_keys(redis: aioredis.Redis, tenant: str, *, usage: bool = False
 
 
 def is_usage_key(key: bytes | str) -> bool:
-    """A tenant's usage totals of a day (keys.usage), which outlive what it stored."""
-    return (key.encode() if isinstance(key, str) else key).find(b"}:usage:") >= 0
+    """A tenant's usage totals of a day (keys.usage) or its tokens by minute (keys.minute_tokens), which
+    outlive what it stored."""
+    name = key.encode() if isinstance(key, str) else key
+    return name.find(b"}:usage:") >= 0 or name.endswith(b"}:tpm")

@@ -244,9 +244,11 @@ async def test_nothing_is_stored_for_store_false(
     client = sdk(base_url, api_key)
     await client.aio.interactions.create(model="echo", input="stateless", store=False)
     assert await tenant_keys(redis, tenant) == []
-    # but what it used, in the tenant's usage of the day (store/usage.py)
-    kept = await tenant_keys(redis, tenant, usage=True)
-    assert len(kept) == 1 and await typed(redis).hget(kept[0].decode(), "all|s:completed") == b"1"
+    # but what it used, in the tenant's usage of the day (store/usage.py) and its tokens of the minute
+    kept = sorted(await tenant_keys(redis, tenant, usage=True))
+    assert [key.rsplit(b":", 2)[-2 if b"usage" in key else -1] for key in kept] == [b"tpm", b"usage"]
+    day = next(key for key in kept if b"usage" in key)
+    assert await typed(redis).hget(day.decode(), "all|s:completed") == b"1"
 
 
 def test_background_create_returns_at_once(beta: genai.Client) -> None:

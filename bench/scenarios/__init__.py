@@ -15,7 +15,9 @@ the store's create),
 retries.py (16, issue 25: how late webhook retries start under steady traffic), dialects.py (17, issue 26:
 the same create and stream through OpenAI's Responses API and Google's Interactions API), generate.py (18,
 issue 27: a streamGenerateContent through an upstream, beside the bare relay and a store=false interaction),
-triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000).
+triggers.py (21, issue 29: fire lateness of 1,000 triggers due in one minute, idle cost of 10,000),
+limits.py (23, issue 30: what a tenant's limits cost a create, in CPU and in Redis round trips; 22 is
+fairness.py's, another branch's), with turns.py (paths taking turns on wrk runs: 17 and 23).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .dialects import dialect_paths
 from .follow import remote_follow
 from .generate import generate_stream
 from .idle import idle_workers
+from .limits import limits_cost
 from .listing import list_cost
 from .many import many_streams
 from .memory import redis_memory
@@ -69,10 +72,14 @@ SCENARIOS: dict[str, Callable[[Bench], Any]] = {
     "remote_follow": remote_follow,
     "round_trips": round_trips,
     "triggers": trigger_fires,
+    "limits": limits_cost,
 }
 
 #: each scenario's number, in bench/README.md and the Targets table: its place above
 NUMBERS: dict[str, str] = {name: str(place) for place, name in enumerate(SCENARIOS, 1)}
+# 22 is fairness's (bench/scenarios/fairness.py, on a branch not merged yet): limits keeps 23 whichever
+# lands first; with fairness before it in SCENARIOS, this line changes nothing
+NUMBERS["limits"] = "23"
 
 #: what `make bench` runs by default, about 6 minutes: the request path's figures (a create, a chain, a
 #: background run's pickup and cancel, a stream, the bytes and the Redis round trips a stored create costs,

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import statistics
 import time
@@ -26,9 +27,10 @@ from typing import Any
 from ..client import Connection
 from ..procs import WebServer, cpu_seconds, own_cpu_seconds
 from ..stats import ratio
-from ..wrk import Pids, WrkResult, pooled, run_wrk
+from ..wrk import Pids, WrkResult, run_wrk
 from .common import API_KEY, CREATE, HEADERS, PROMPT, Bench, payload
 from .streaming import COMPLETED, DELTA, Endpoint, stream
+from .turns import cpu_compared, take_turns
 
 RESPONSES = "/v1/responses"
 #: the two dialects' paths, in the order each round starts with
@@ -61,28 +63,9 @@ async def _wrk(b: Bench, path: str, seconds: float) -> WrkResult:
 
 
 async def _creates(b: Bench) -> dict[str, Any]:
-    for path in PATHS.values():
-        await _wrk(b, path, 2)
-    runs: dict[str, list[WrkResult]] = {name: [] for name in PATHS}
-    for index in range(b.plan.cost_rounds):
-        order = list(PATHS) if index % 2 == 0 else list(reversed(PATHS))
-        for name in order:
-            runs[name].append(await _wrk(b, PATHS[name], b.plan.cost_seconds))
-    pools = {name: pooled(results) for name, results in runs.items()}
-    rounds = [
-        ratio(r.server_cpu_ms, i.server_cpu_ms)
-        for r, i in zip(runs["responses"], runs["interactions"], strict=True)
-    ]
-    known = [value for value in rounds if value is not None]
-    return {
-        **pools,
-        "cpu_ratio": ratio(
-            pools["responses"]["server_cpu_ms_per_req"], pools["interactions"]["server_cpu_ms_per_req"]
-        ),
-        "rps_ratio": ratio(pools["responses"]["rps"], pools["interactions"]["rps"]),
-        "cpu_ratio_by_round": rounds,
-        "cpu_ratio_median_round": round(statistics.median(known), 3) if known else None,
-    }
+    runs = {name: functools.partial(_wrk, b, path) for name, path in PATHS.items()}
+    turns = await take_turns(runs, b.plan.cost_rounds, b.plan.cost_seconds)
+    return cpu_compared(turns, "responses", "interactions")
 
 
 async def _flood(b: Bench, endpoint: Endpoint, label: str) -> dict[str, Any]:

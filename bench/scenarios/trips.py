@@ -21,10 +21,14 @@ scripts run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from redis.asyncio import Redis
 
 from ..client import Connection
 from ..procs import WebServer
@@ -96,21 +100,23 @@ def _per_create(load: Counters, idle: Counters, creates: int) -> dict[str, Any]:
     }
 
 
-async def _window(b: Bench, path: str, connections: int, seconds: float) -> dict[str, Any]:
-    """One wrk run between two readings of Redis, then an idle window as long, subtracted."""
-    before, began = await counters(b.redis), time.monotonic()
-    result = await _wrk(b, path, connections, seconds)
+async def window(redis: Redis, load: Callable[[], Awaitable[WrkResult]]) -> dict[str, Any]:
+    """One wrk run (`load`) between two readings of Redis, then an idle window as long, subtracted
+    (scenarios 20 and 23)."""
+    before, began = await counters(redis), time.monotonic()
+    result = await load()
     await asyncio.sleep(DRAIN_SECONDS)
-    load, wall = await counters(b.redis) - before, time.monotonic() - began
-    before = await counters(b.redis)
+    spent, wall = await counters(redis) - before, time.monotonic() - began
+    before = await counters(redis)
     await asyncio.sleep(wall)
-    idle = await counters(b.redis) - before
+    idle = await counters(redis) - before
     return {
         "creates": result.requests,
         "rps": round(result.rps, 1),
         "errors": result.errors,
+        "server_cpu_ms": round(result.server_cpu_ms, 4),
         "window_seconds": round(wall, 2),
-        **_per_create(load, idle, result.requests),
+        **_per_create(spent, idle, result.requests),
     }
 
 
@@ -123,7 +129,10 @@ async def round_trips(b: Bench) -> dict[str, Any]:
             await _wrk(b, path, 16, 1)  # warm up: pools, scripts, caches
         for connections in CONNECTIONS:
             seconds = b.plan.trips_seconds if connections > 1 else b.plan.trips_c1_seconds
-            rows[f"c{connections}"] = {path: await _window(b, path, connections, seconds) for path in PATHS}
+            rows[f"c{connections}"] = {
+                path: await window(b.redis, functools.partial(_wrk, b, path, connections, seconds))
+                for path in PATHS
+            }
     finally:
         await asyncio.to_thread(b.stack.stop_children, [upstream])
     return {"paths": PATHS, "by_concurrency": rows}

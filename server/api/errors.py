@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from ..errors import UNAVAILABLE_MESSAGE, RequestError, ServerError, http_status
+from ..errors import UNAVAILABLE_MESSAGE, OverLimit, RequestError, ServerError, http_status
 from ..observability import context, metrics
 from ..protocol.codec import json_encoder
 from ..store import outage
@@ -41,20 +41,42 @@ _STATUS_NAMES = {
 
 
 REQUEST_INFO = "type.googleapis.com/google.rpc.RequestInfo"
+QUOTA_FAILURE = "type.googleapis.com/google.rpc.QuotaFailure"
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 
 
-class RequestInfo(msgspec.Struct, kw_only=True):
+class RequestInfo(msgspec.Struct, kw_only=True, tag_field="@type", tag=REQUEST_INFO):
     """google.rpc.RequestInfo: the request's id, as in its `x-request-id` header and the logs."""
 
-    type: str = msgspec.field(name="@type", default=REQUEST_INFO)
     request_id: str = msgspec.field(name="requestId")
+
+
+class QuotaViolation(msgspec.Struct, kw_only=True):
+    #: the limit, as `[auth.limits] <name>`
+    subject: str
+    description: str
+
+
+class QuotaFailure(msgspec.Struct, kw_only=True, tag_field="@type", tag=QUOTA_FAILURE):
+    """google.rpc.QuotaFailure: the limit a 429 RESOURCE_EXHAUSTED reached (server/limits/)."""
+
+    violations: list[QuotaViolation]
+
+
+class RetryInfo(msgspec.Struct, kw_only=True, tag_field="@type", tag=RETRY_INFO):
+    """google.rpc.RetryInfo: when a request would be admitted again (a Duration: "1.250s")."""
+
+    retry_delay: str = msgspec.field(name="retryDelay")
+
+
+ErrorDetails = RequestInfo | QuotaFailure | RetryInfo
 
 
 class ErrorDetail(msgspec.Struct, kw_only=True, omit_defaults=True):
     code: int
     message: str
     status: str
-    details: list[RequestInfo] = []
+    details: list[ErrorDetails] = []
 
 
 class ErrorBody(msgspec.Struct, kw_only=True):
@@ -78,12 +100,16 @@ class ApiError(ServerError):
 
 
 def error_response(
-    status_code: int, message: str, headers: dict[str, str] | None = None, status: str | None = None
+    status_code: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    status: str | None = None,
+    details: Sequence[ErrorDetails] = (),
 ) -> Response[bytes]:
     name = status or _STATUS_NAMES.get(status_code, "UNKNOWN")
     request_id = context.request_id()
-    details = [RequestInfo(request_id=request_id)] if request_id is not None else []
-    body = ErrorBody(error=ErrorDetail(code=status_code, message=message, status=name, details=details))
+    found = [*details, RequestInfo(request_id=request_id)] if request_id is not None else list(details)
+    body = ErrorBody(error=ErrorDetail(code=status_code, message=message, status=name, details=found))
     return Response(
         content=json_encoder.encode(body),
         status_code=status_code,
@@ -129,10 +155,16 @@ class Failure(msgspec.Struct, frozen=True, kw_only=True):
     headers: dict[str, str] = {}
     status: str | None = None
     param: str | None = None
+    #: the tenant's limit that refused it (server/limits/)
+    over: OverLimit | None = None
 
 
 def describe(request: Request[Any, Any, Any], exc: Exception) -> Failure:
     """Every error of a request (server/errors.py draws the hierarchy), whichever dialect answers it."""
+    if isinstance(exc, OverLimit):
+        # rounded up: a client that comes back early is refused again
+        wait = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+        return Failure(status_code=429, message=str(exc), headers=wait, over=exc)
     if isinstance(exc, RequestError):
         return Failure(status_code=http_status(exc), message=str(exc), param=getattr(exc, "field", None))
     if isinstance(exc, UpstreamError):
@@ -159,7 +191,18 @@ def describe(request: Request[Any, Any, Any], exc: Exception) -> Failure:
 def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """Every error of a request as Google's JSON error."""
     failure = describe(request, exc)
-    return error_response(failure.status_code, failure.message, failure.headers or None, failure.status)
+    details = _quota_details(failure.over) if failure.over is not None else ()
+    return error_response(
+        failure.status_code, failure.message, failure.headers or None, failure.status, details
+    )
+
+
+def _quota_details(over: OverLimit) -> tuple[QuotaFailure, RetryInfo]:
+    """What Google's API says of a quota a 429 reached: the limit, and when to come back."""
+    violation = QuotaViolation(
+        subject=f"[auth.limits] {over.limit}", description=f"{over.limit} of this API key: {over.value}"
+    )
+    return QuotaFailure(violations=[violation]), RetryInfo(retry_delay=f"{over.retry_after:.3f}s")
 
 
 ExceptionHandler = Callable[[Request[Any, Any, Any], Any], Response[Any]]

@@ -60,6 +60,9 @@ FLUSH_SECONDS = Histogram("ix_event_log_flush_seconds", "Duration of one event-l
 REDIS_ERRORS = Counter(
     "ix_redis_errors_total", "Redis commands that failed (unreachable, timed out)", ["where"]
 )
+OVER_LIMIT = Counter(
+    "ix_limit_refusals_total", "Requests refused by a tenant's limit ([auth.limits]), by limit", ["limit"]
+)
 WEBHOOK_ATTEMPTS = Counter(
     "ix_webhook_attempts_total",
     "Webhook delivery attempts, by target kind (webhook, config, ping) and outcome (delivered, retry, "

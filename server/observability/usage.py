@@ -1,4 +1,5 @@
-"""The usage totals as Prometheus counters (ix_usage_*): counted by the process whose settle landed, so a
+"""The usage totals as Prometheus counters (ix_usage_*), and the requests tenants' limits refused
+(ix_limit_refusals_total): counted by the process whose settle landed, so a
 refused settle (a cancel or a takeover won) counts nothing here either. Redis's totals (store/usage.py) are
 the record; these are a process's view of them, lost with a process killed before its next flush.
 """
@@ -10,7 +11,7 @@ from typing import Final
 from prometheus_client import Counter
 
 from . import buffer, metrics
-from .families import USAGE_CALLS, USAGE_INTERACTIONS, USAGE_TOKENS
+from .families import OVER_LIMIT, USAGE_CALLS, USAGE_INTERACTIONS, USAGE_TOKENS
 
 #: the token kinds of an amounts argument (store/usage.py AMOUNTS), in its order; then the calls
 _KINDS: Final = ("input", "output", "cached", "thought", "total")
@@ -25,6 +26,12 @@ def configure(by_tenant: bool) -> None:
     """At a process's start: whether the counters carry the tenant ([metrics] usage_by_tenant)."""
     global _by_tenant
     _by_tenant = by_tenant
+
+
+def over_limit(limit: str) -> None:
+    """A request a tenant's limit refused (server/limits/; `limit` is a field of [auth.limits])."""
+    if metrics.on():
+        buffer.count(OVER_LIMIT.labels(limit)).inc()
 
 
 def counted(model: str, status: str, amounts: str, tenant: str) -> None:

@@ -14,6 +14,7 @@ Rules (h11's `_state.py` is the model):
    once) or already finished (a foreground call stored once it has its answer).
 
     queued ──CLAIM──▶ in_progress ──COMPLETE / STOP_INCOMPLETE / REQUIRE_ACTION / FAIL──▶ (finished)
+      │                    │ └──EXCEED_BUDGET (its tenant's token limit)──▶ budget_exceeded
       │  └─FAIL─▶ failed   │  ▲ CLAIM, REQUEUE (a new runner, a new fence)
       │                    │  │
       └──CANCEL──▶ cancelling ◀──CANCEL──┘
@@ -43,6 +44,8 @@ class Event(enum.Enum):
     #: the run ends: the model answered, stopped early, asks for a function result, or it failed
     COMPLETE = "complete"
     STOP_INCOMPLETE = "stop_incomplete"
+    #: the tenant's token limit (server/limits/) stops the run: what it made is kept
+    EXCEED_BUDGET = "exceed_budget"
     REQUIRE_ACTION = "require_action"
     FAIL = "fail"
     #: a cancelled run's output is saved
@@ -62,6 +65,7 @@ TRANSITIONS: Final[dict[tuple[str, Event], str]] = {
     (st.IN_PROGRESS, Event.CANCEL): CANCELLING,
     (st.IN_PROGRESS, Event.COMPLETE): st.COMPLETED,
     (st.IN_PROGRESS, Event.STOP_INCOMPLETE): st.INCOMPLETE,
+    (st.IN_PROGRESS, Event.EXCEED_BUDGET): st.BUDGET_EXCEEDED,
     (st.IN_PROGRESS, Event.REQUIRE_ACTION): st.REQUIRES_ACTION,
     (st.IN_PROGRESS, Event.FAIL): st.FAILED,
     # a background interaction whose request the backend refuses before any run
@@ -81,12 +85,15 @@ FINISHED: Final = STATES - UNFINISHED
 WRITABLE: Final = frozenset({st.IN_PROGRESS})
 #: the ends an interaction's webhooks hear of (server/webhooks/events.py names their events); `cancelling`
 #: is not one: they hear of the cancel once the run's output is saved, as `cancelled`
-NOTIFIED: Final = frozenset({st.COMPLETED, st.INCOMPLETE, st.FAILED, st.CANCELLED, st.REQUIRES_ACTION})
+NOTIFIED: Final = frozenset(
+    {st.COMPLETED, st.INCOMPLETE, st.BUDGET_EXCEEDED, st.FAILED, st.CANCELLED, st.REQUIRES_ACTION}
+)
 
 #: the event that ends a run with each of the statuses a model's turn can end with
 END_EVENTS: Final[dict[str, Event]] = {
     st.COMPLETED: Event.COMPLETE,
     st.INCOMPLETE: Event.STOP_INCOMPLETE,
+    st.BUDGET_EXCEEDED: Event.EXCEED_BUDGET,
     st.REQUIRES_ACTION: Event.REQUIRE_ACTION,
     st.FAILED: Event.FAIL,
     st.CANCELLED: Event.SAVE_CANCELLED,

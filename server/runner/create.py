@@ -65,13 +65,27 @@ class Creator(UseCase):
         dialect: str | None = None,
         execution: str | None = None,
     ) -> Reply | EventStream:
-        """`dialect`, `execution`: StoredConfig.dialect (None but for a dialect that lists what it made),
+        """Admitted under the tenant's limits first (limits/quota.py: refused, nothing else is done).
+        `dialect`, `execution`: StoredConfig.dialect (None but for a dialect that lists what it made),
         CreatePlan.execution."""
-        request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
-        plan = plan_create(
-            request, input_steps, warnings, agent, created=views.timestamp(), idempotency_key=idempotency_key
-        )
-        plan.stored.dialect, plan.execution = dialect, execution
+        interaction_id = new_id()
+        background = interaction_id if request.background else None
+        async with self.quota.admitted(tenant, background, stores=request.store) as budget:
+            request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
+            plan = plan_create(
+                request,
+                input_steps,
+                warnings,
+                agent,
+                created=views.timestamp(),
+                idempotency_key=idempotency_key,
+            )
+            plan.stored.dialect, plan.budget, plan.execution = dialect, budget, execution
+            return await self._planned(tenant, interaction_id, plan, body)
+
+    async def _planned(
+        self, tenant: str, interaction_id: str, plan: CreatePlan, body: bytes
+    ) -> Reply | EventStream:
         backend, upstream_model = self.router.route(plan.config)
         if plan.mode is Mode.STATELESS:
             return await self._stateless(tenant, plan, backend, upstream_model)
@@ -79,14 +93,15 @@ class Creator(UseCase):
         if prev is not None and not is_interaction_id(prev):
             # before the key is remembered: a refused create must not leave it pointing at nothing
             raise NotFound(prev)
-        interaction_id = new_id()
         context.set_interaction(interaction_id)
-        if idempotency_key is not None:
-            key = self.idempotency.claim(tenant, idempotency_key, interaction_id, body)
+        if plan.idempotency_key is not None:
+            key = self.idempotency.claim(tenant, plan.idempotency_key, interaction_id, body)
             plan = msgspec.structs.replace(plan, key=key)
         try:
             return await self._stored(tenant, interaction_id, plan, backend, upstream_model)
         except KeyUsed as used:
+            if plan.mode is Mode.BACKGROUND:
+                await self.quota.forget(tenant, interaction_id)
             repeated = await self.idempotency.repeat(tenant, used, body)
             return await self._reply_stored(tenant, repeated, plan.stream)
 
@@ -271,6 +286,7 @@ class Creator(UseCase):
             tenant=tenant,
             interaction_id=interaction_id,
             fence=fence,
+            budget=plan.budget,
             created=plan.created,
             previous_interaction_id=plan.previous_interaction_id,
             config=plan.stored,

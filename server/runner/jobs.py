@@ -114,6 +114,8 @@ class BackgroundJobs(UseCase):
             fence=claim.fence,
             seq=claim.seq,
             background=True,
+            # what its tenant's token limits leave it now, not when it was queued
+            budget=await self.quota.budget(tenant),
             announce=claim.seq == 0,
             shown=shown,
             created=record.created,

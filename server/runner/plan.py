@@ -46,6 +46,8 @@ class CreatePlan(msgspec.Struct, kw_only=True):
     idempotency_key: str | None = None
     #: what the interaction's store records for that key, once it has an id (runner/idempotency.py)
     key: KeyClaim | None = None
+    #: the tokens its run may use before a token limit of its tenant (None: none; limits/quota.py)
+    budget: int | None = None
     #: the trigger execution creating it (store/keys.execution_marker), which hears of its end
     execution: str | None = None
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Final
 
 from ..errors import NotFound, StoreConflict
+from ..limits.meter import Meter
 from ..observability import metrics, spans
 from ..protocol import events as ev
 from ..protocol import lifecycle, views
@@ -73,21 +74,20 @@ class Runner:
             )
         sink.emit(InteractionStatusUpdate(interaction_id=spec.interaction_id or "", status=st.IN_PROGRESS))
         error: UpstreamError | None = None
-        produced = False
         emit = _AfterShown(sink, spec.shown) if spec.shown else sink.emit
+        meter = Meter(spec.budget, spec.request) if spec.budget is not None else None
+        feed = _Feed(turn, emit, timer, meter)
         try:
             try:
-                async with contextlib.aclosing(_recording(self._events(spec), spec, sink)) as events:
-                    async for event in events:
-                        if not produced and _is_output(event):
-                            produced = True
-                            timer.first_output()
-                        for api_event in turn.feed(event):
-                            emit(api_event)
-                status = turn.final_status()
+                if not feed.over:
+                    async with contextlib.aclosing(_recording(self._events(spec), spec, sink)) as events:
+                        async for event in events:
+                            if feed(event):
+                                break  # its budget is used up: the upstream call is closed here
+                status = st.BUDGET_EXCEEDED if feed.over else turn.final_status()
             except asyncio.CancelledError:
                 if handle.reason is None or (
-                    handle.reason == reasons.SHUTDOWN and _handed_back(spec, produced)
+                    handle.reason == reasons.SHUTDOWN and _handed_back(spec, feed.produced)
                 ):
                     raise
                 if handle.reason in (reasons.FENCED, reasons.UNAVAILABLE):
@@ -102,8 +102,10 @@ class Runner:
         for api_event in turn.close_step():
             sink.emit(api_event)
         output = Output(steps=turn.steps, usage=turn.usage, errors=_errors(turn, error, handle.reason))
+        if meter is not None and status == st.BUDGET_EXCEEDED:
+            output.usage, output.errors = meter.usage(turn.usage), [*(output.errors or []), meter.error()]
         end = RunEnd(event=_end_event(status, handle.reason), status=status, output=output, error=error)
-        end.produced = produced
+        end.produced = feed.produced
         error_code = output.errors[0].code if output.errors else None
         timer.ended(status, error_code, output.usage)
         spans.run_ended(status, error_code, output.usage)
@@ -146,6 +148,34 @@ class Runner:
         if exc.retry_after is not None:
             return min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
         return backoff_delay(attempt, self.retry.backoff_initial_seconds, self.retry.backoff_max_seconds)
+
+
+class _Feed:
+    """What a run does with each upstream event: the API's events it makes emitted, its first output timed,
+    and (with a token budget) its tokens counted: called, it says whether the budget is used up."""
+
+    __slots__ = ("emit", "meter", "over", "produced", "timer", "turn")
+
+    def __init__(
+        self, turn: TurnBuilder, emit: Callable[[ev.Event], None], timer: metrics.Timer, meter: Meter | None
+    ) -> None:
+        self.turn = turn
+        self.emit = emit
+        self.timer = timer
+        self.meter = meter
+        self.produced = False
+        #: its budget is used up (before it starts, when nothing was left of it)
+        self.over = meter is not None and meter.exhausted()
+
+    def __call__(self, event: UpstreamEvent) -> bool:
+        if not self.produced and _is_output(event):
+            self.produced = True
+            self.timer.first_output()
+        for api_event in self.turn.feed(event):
+            self.emit(api_event)
+        if self.meter is not None and self.meter.feed(event):
+            self.over = True
+        return self.over
 
 
 class _AfterShown:

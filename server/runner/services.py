@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..events.log import EventLog
 from ..events.writer import LogWriter
+from ..limits.quota import Quota
 from ..settings import Settings
 from ..store.store import Store
 from ..upstream.routing import Router
@@ -32,6 +33,8 @@ class Services:
     events: EventLog
     #: the server keys that seal secrets at rest (webhooks, MCP headers), current first
     server_keys: list[bytes]
+    #: the tenants' limits: a create admitted, a run's token budget
+    quota: Quota
 
 
 class UseCase:
@@ -48,3 +51,4 @@ class UseCase:
         self.settler = services.settler
         self.events = services.events
         self.server_keys = services.server_keys
+        self.quota = services.quota

@@ -38,6 +38,9 @@ class RunSpec(msgspec.Struct, kw_only=True):
     #: the model calls this run has made (each attempt, each turn of a tool loop): its settle counts them.
     #: One counter shared by the copies a tool loop makes of the spec for each of its calls
     calls: Calls = msgspec.field(default_factory=Calls)
+    #: the tokens it may use before a token limit of its tenant (None: none): reached, the run ends
+    #: `budget_exceeded` (limits/meter.py)
+    budget: int | None = None
     created: str
     previous_interaction_id: str | None = None
     config: StoredConfig

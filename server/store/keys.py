@@ -107,6 +107,33 @@ def usage(tenant: str, day: str) -> str:
     return f"ix:{{{tenant}}}:usage:{day}"
 
 
+def minute_tokens(tenant: str) -> str:
+    """HASH of the tokens the tenant's interactions used by minute (Unix ms // 60000 -> tokens), this
+    minute's and the last: what its tokens_per_minute limit reads (scripts/limits.lua). Added to with its
+    usage of the day; the scripts name it from that key's tenant prefix the same way (_usage, limits)."""
+    return f"ix:{{{tenant}}}:tpm"
+
+
+def request_rate(tenant: str) -> str:
+    """HASH of the tenant's request rate: `req`, the theoretical arrival time (ms) of the generic cell rate
+    algorithm its requests_per_minute limit runs (scripts/limits.lua names it from the tenant's prefix)."""
+    return f"ix:{{{tenant}}}:rate"
+
+
+def background_runs(tenant: str) -> str:
+    """ZSET of the tenant's background interactions admitted under its background_runs limit (id -> ms
+    when admitted); those ended are dropped when it is reached (scripts/limits.lua names it from the
+    tenant's prefix)."""
+    return f"ix:{{{tenant}}}:bg"
+
+
+def stored_interactions(tenant: str) -> str:
+    """HASH of the tenant's stored interactions by the UTC day each expires (ms // 86400000 -> count): what
+    its stored_interactions limit reads (scripts/limits.lua). The scripts that store, keep alive and delete
+    interactions keep it, naming it from the tenant's prefix the same way (scripts/_stored.lua)."""
+    return f"ix:{{{tenant}}}:stored"
+
+
 def deletion(tenant: str, deletion_id: str) -> str:
     """HASH of a delete-by-filter job's progress (store/deletions.py)."""
     return f"ix:{{{tenant}}}:deletion:{deletion_id}"

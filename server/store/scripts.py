@@ -25,7 +25,7 @@ from .replica_acks import ReplicaGate
 
 #: the helpers each script starts with
 _PRELUDES: dict[str, tuple[str, ...]] = {
-    "create": ("_moves", "_index", "_body", "_walk", "_notify", "_usage"),
+    "create": ("_moves", "_index", "_body", "_stored", "_walk", "_notify", "_usage"),
     "claim": ("_moves",),
     "append": ("_moves",),
     "finish": ("_moves", "_body", "_notify", "_usage"),
@@ -35,7 +35,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "set_input": ("_body",),
     "set_remote": ("_moves",),
     "read": ("_body",),
-    "delete": ("_moves", "_index", "_body"),
+    "delete": ("_moves", "_index", "_body", "_stored"),
     "search": ("_moves", "_index", "_body"),
     "wake": (),
     "wake_again": (),
@@ -57,6 +57,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "trigger_started": (),
     "trigger_settle": (),
     "usage_add": ("_usage",),
+    "limits": ("_moves",),
 }
 
 
@@ -144,6 +145,7 @@ class Scripts:
         "due",
         "finish",
         "install_signing_key",
+        "limits",
         "read",
         "reap",
         "requeue",
@@ -198,6 +200,7 @@ class Scripts:
         self.wake_again = register("wake_again")
         self.take = register("take")
         self.due = register("due")
+        self.limits = register("limits")
         self.install_signing_key = register("install_signing_key")
         self.webhook_create = register("webhook_create")
         self.webhook_write = register("webhook_write")

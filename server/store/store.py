@@ -11,6 +11,8 @@
     triggers      the tenants' triggers and their executions      (store/triggers.py)
     search        pages of interactions found by the search indexes (store/search.py)
     deletions     the progress of delete-by-filter jobs           (store/deletions.py)
+    usage         what tenants used, by day                       (store/usage.py)
+    limits        tenants' limits against what they used          (store/limits.py)
 
 Both clients are built here from one parsed REDIS_URL (store/connection.py) and pinged before the store
 is handed out, so a client that cannot connect fails the start, not a request. The scripts, the request
@@ -39,6 +41,7 @@ from .direct_cluster import DirectCluster
 from .event_log import EventLogStore
 from .interactions import Interactions
 from .jobs import Jobs, job_deserializer, job_serializer
+from .limits import LimitsStore
 from .queue_side import QueueSide
 from .replica_acks import ReplicaGate
 from .runs import Runs
@@ -94,6 +97,7 @@ class Store:
         self.search = Search(scripts)
         self.deletions = Deletions(redis, scripts)
         self.usage = UsageStore(redis, scripts, store.usage_ttl_seconds)
+        self.limits = LimitsStore(redis, scripts)
 
     def _direct(self, url: str, acks: ReplicaGate | None) -> DirectRedis | DirectCluster | None:
         """A pipelined client of `url` for its scripts, where it can serve them and they do not wait for

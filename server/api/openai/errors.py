@@ -50,8 +50,12 @@ def error_body(status_code: int, message: str, param: str | None = None) -> Open
 
 def handle(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     failure = describe(request, exc)
+    body = error_body(failure.status_code, failure.message, failure.param)
+    if failure.over is not None and failure.over.limit == "tokens_per_day":
+        # OpenAI's word for a quota used up until later (its rate limits are rate_limit_exceeded)
+        body.error.code = body.error.type = "insufficient_quota"
     return Response(
-        content=json_encoder.encode(error_body(failure.status_code, failure.message, failure.param)),
+        content=json_encoder.encode(body),
         status_code=failure.status_code,
         media_type="application/json",
         headers=failure.headers or None,

@@ -98,7 +98,8 @@ def _create() -> Json:
                 e408="The body did not arrive within `http.body_read_timeout_seconds`; the connection is "
                 "closed",
                 e413="The body is larger than `http.max_body_bytes`, or the upstream found it too large",
-                e429="The upstream is rate limited (foreground calls)",
+                e429="A limit of this API key is reached (`[auth.limits]`: the details name it, with "
+                "`RetryInfo`), or the upstream is rate limited (foreground calls)",
                 e502="The upstream failed (foreground calls)",
                 e504="The upstream timed out (foreground calls)",
             ),

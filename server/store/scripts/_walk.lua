@@ -1,4 +1,4 @@
--- Prepended to create.lua when it is loaded (after _body.lua).
+-- Prepended to create.lua when it is loaded (after _body.lua and _stored.lua).
 -- Follows `prev` from `id` back to the head of the chain, newest first. With `with_blobs` it returns
 -- every interaction's `in` and `out` ({'ok', {in_1, out_1, in_2, out_2, ...}}); with `expire_at` > 0 it
 -- gives every one, and its search indexes (_index.lua), that expiry.
@@ -14,6 +14,7 @@ local function walk(prefix, id, max_depth, with_blobs, expire_at)
     local f = redis.call('HMGET', key, 'status', 'prev', 'ix', 'sc')
     if not f[1] then return {'missing', id} end
     if expire_at > 0 then
+      restore_stored(prefix, key, expire_at)
       redis.call('PEXPIREAT', key, expire_at)
       redis.call('PEXPIREAT', key .. BODY_SUFFIX, expire_at)
       keep_indexes(prefix, id, f[3], f[4], expire_at)

@@ -53,6 +53,7 @@ if prev ~= '' and mode ~= 'skip' then
   if depth > max_depth then return {'too_deep', prev} end
   local horizon = now + ttl
   local extended = now + ttl + math.floor(ttl / 2)
+  restore_stored(prefix, parent, extended)
   redis.call('PEXPIREAT', parent, extended)
   redis.call('PEXPIREAT', parent .. BODY_SUFFIX, extended)
   keep_indexes(prefix, prev, p[5], p[6], extended)
@@ -88,11 +89,12 @@ if ARGV[10] ~= '' then
   redis.call('HSET', KEYS[1], unpack(fields))
   if chain_expiry ~= '' then redis.call('HSET', KEYS[1], 'cexp', chain_expiry) end
   redis.call('PEXPIREAT', KEYS[1], now + ttl)
+  count_stored(prefix, now + ttl, 1)
   redis.call('SET', KEYS[1] .. BODY_SUFFIX, ARGV[22], 'PXAT', now + ttl)
   if ARGV[19] ~= '' then redis.call('SET', ARGV[19], ARGV[20], 'PX', ARGV[21]) end
   add_to_indexes(prefix, id, tags, score, now, ttl, now + ttl + math.floor(ttl / 2), tonumber(ARGV[23]))
   if ARGV[8] ~= '' and KEYS[4] then redis.call('ZADD', KEYS[4], ARGV[8], ARGV[9]) end
-  if ARGV[24] ~= '' then count_usage(KEYS[3], tags, ARGV[26], ARGV[24], ARGV[25]) end
+  if ARGV[24] ~= '' then count_usage(KEYS[3], tags, ARGV[26], ARGV[24], ARGV[25], now) end
   due = queue_event_job({gate = KEYS[2], job_key = KEYS[5], queue = KEYS[6], wake = KEYS[7], job = ARGV[12],
     blob = ARGV[13], now = ARGV[5], ttl = ARGV[14], cap = ARGV[15]}, ARGV[16] == '1')
 end

@@ -20,6 +20,8 @@ for i = 10, #ARGV do
   local f = redis.call('HMGET', key, 'status', 'ix', 'sc')
   if f[1] then
     deleted[1] = deleted[1] + 1
+    local expiry = redis.call('PEXPIRETIME', key)
+    if expiry > 0 then count_stored(prefix, expiry, -1) end
     remove_from_indexes(prefix, id, f[2], f[3])
     if one_of(ARGV[4], f[1]) then
       deleted[#deleted + 1] = id

@@ -48,7 +48,7 @@ if f[2] == ARGV[3] then
   redis.call('RPUSH', KEYS[3], '1')
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
-count_usage(KEYS[5], f[6], target, ARGV[15], ARGV[16])
+count_usage(KEYS[5], f[6], target, ARGV[15], ARGV[16], ARGV[11])
 local due = false
 if one_of(ARGV[14], target) then
   due = queue_event_job({gate = KEYS[4], job_key = KEYS[7], queue = KEYS[8], wake = KEYS[9], job = ARGV[9],
