@@ -21,10 +21,9 @@ FORGET_CHANNEL: Final = "ix:forget"
 #: pub/sub channel carrying "<due ms> <job>" of each job queued for later (wake.lua), which every worker's
 #: timer notes: the worker that took the job's early token, the one that knew its time, may be gone by then
 DUE_CHANNEL: Final = "ix:due"
-#: ZSET of every tenant's active triggers ("tenant/trigger id"), each scored by its next time as its fire
-#: job was last queued (ms): the sweep's index of triggers whose job may be lost (triggers/sweep.py). With
-#: the records (one key: one slot of a Cluster), written after the trigger's own write, so that a write
-#: lost leaves a score too early (looked at for nothing), never too late
+#: ZSET of every tenant's active triggers ("tenant/trigger id") by the time their fire job was last queued
+#: for (ms): the sweep's index (triggers/sweep.py). With the records (one key, one Cluster slot), written
+#: after the trigger's own write: a write lost leaves a score too early (a look for nothing), never too late
 TRIGGER_TIMES: Final = "ix:trigger-times"
 #: HASH of the RS256 keys that sign dynamic webhook deliveries (server-wide: one JWKS for every tenant):
 #: `current` -> kid, `key:<kid>` -> the key's record (its private half sealed), `retire:<kid>` -> when a
@@ -228,16 +227,6 @@ def event_job_id(tenant: str, interaction_id: str) -> str:
     return f"whev/{tenant}/{interaction_id}"
 
 
-def execution_marker(trigger_id: str, execution_id: str) -> str:
-    """Field.TRIGGER's value: the trigger execution that made an interaction (ids of neither have a space)."""
-    return f"{trigger_id} {execution_id}"
-
-
-def split_execution_marker(value: str) -> tuple[str, str]:
-    trigger_id, _, execution_id = value.partition(" ")
-    return trigger_id, execution_id
-
-
 def member(tenant: str, interaction_id: str) -> str:
     """How a run is named in RUNNING, in cancel messages and in job ids."""
     return f"{tenant}/{interaction_id}"
@@ -284,8 +273,7 @@ class Field:
     DEPTH: Final = "depth"
     #: "1" when the request had a webhook_config: its end is notified even with no enabled webhook
     WEBHOOK_CONFIG: Final = "wh"
-    #: the trigger execution that made it (`execution_marker`): its end is notified to that execution too,
-    #: whether or not any webhook listens (scripts/_notify.lua)
+    #: the trigger execution that made it (store/triggers.py `marker`), which hears its end (_notify.lua)
     TRIGGER: Final = "trg"
     #: the id of its conversation's first interaction
     ROOT: Final = "root"

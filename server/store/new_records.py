@@ -32,7 +32,7 @@ class NewRecord(msgspec.Struct, kw_only=True):
     calls: int = 0
     #: the request's Idempotency-Key, recorded with it (create.lua)
     key: KeyClaim | None = None
-    #: the trigger execution that made it (keys.execution_marker), which hears its end
+    #: the trigger execution that made it (store/triggers.marker), which hears its end
     execution: str | None = None
 
 

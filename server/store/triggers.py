@@ -71,6 +71,11 @@ _config = msgspec.json.Decoder(TriggerConfig).decode
 _execution = msgspec.json.Decoder(ExecutionRecord).decode
 
 
+def marker(trigger_id: str, execution_id: str) -> str:
+    """What an interaction an execution made holds in its Field.TRIGGER (neither id has a space)."""
+    return f"{trigger_id} {execution_id}"
+
+
 def _int(values: dict[bytes, bytes], field: str) -> int | None:
     raw = values.get(field.encode())
     return None if raw is None else int(raw)
@@ -198,12 +203,12 @@ class Triggers:
     async def made_by(self, tenant: str, interaction_id: str) -> tuple[str, str, str] | None:
         """(trigger id, execution id, the interaction's status) of an interaction a trigger's execution
         made (its hash's Field.TRIGGER); None for any other, or one gone."""
-        marker, status = await self.redis.hmget(
+        made, status = await self.redis.hmget(
             keys.interaction(tenant, interaction_id), [keys.Field.TRIGGER, keys.Field.STATUS]
         )
-        if marker is None or status is None:
+        if made is None or status is None:
             return None
-        trigger_id, execution_id = keys.split_execution_marker(text(marker))
+        trigger_id, _, execution_id = text(made).partition(" ")
         return trigger_id, execution_id, text(status)
 
     def _keys(self, tenant: str, trigger_id: str, *, ids: bool = False) -> list[str]:

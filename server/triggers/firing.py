@@ -27,7 +27,7 @@ from ..store import keys
 from ..store.commands import now_ms
 from ..store.jobs import TRIGGER_END_JOB, TRIGGER_JOB
 from ..store.store import Store
-from ..store.triggers import FIRED, GONE, INACTIVE, STALE, ExecutionRecord, FireOutcome, TriggerRecord
+from ..store.triggers import FIRED, GONE, INACTIVE, STALE, ExecutionRecord, FireOutcome, TriggerRecord, marker
 from . import headers, template
 from .outcome import Outcomes
 from .schedule import Schedule
@@ -169,7 +169,7 @@ class Firing:
                 idempotency_key=key,
                 body=body,
                 # the interaction names the execution, which hears of its end (outcome.py)
-                execution=keys.execution_marker(trigger_id, execution.id),
+                execution=marker(trigger_id, execution.id),
             )
         except RequestError as exc:
             # refused now though it passed at create (a route or an agent removed since, a chain too deep)

@@ -16,6 +16,7 @@ import redis
 
 from server.store import keys
 from server.store.replica_acks import DEGRADED_SECONDS
+from server.store.triggers import marker
 
 from ..support import Stack, new_key, tenant_of
 from ..waiting import until
@@ -168,7 +169,7 @@ def test_triggers_due_through_a_failover_fire_once_each(failover: tuple[Stack, G
         assert times[0] < killed_ms and times[-1] > back_ms, (trigger_id, times, killed_ms, back_ms)
         ran = [e for e in found if e.get("interaction_id")]
         # each execution made one interaction, and no second one (an interaction names its execution)
-        assert all(made[keys.execution_marker(trigger_id, e["id"])] == 1 for e in ran), (trigger_id, made)
+        assert all(made[marker(trigger_id, e["id"])] == 1 for e in ran), (trigger_id, made)
         assert any(e["status"] == "completed" and int(e["id"][1:]) > back_ms for e in found), found
     assert sum(made.values()) == sum(1 for f in done.values() for e in f if e.get("interaction_id"))
 

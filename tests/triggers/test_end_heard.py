@@ -9,9 +9,8 @@ from __future__ import annotations
 from server.protocol import status as st
 from server.runner.replies import Reply
 from server.runtime import Runtime
-from server.store import keys
 from server.store.commands import now_ms
-from server.store.triggers import ExecutionRecord, TriggerRecord
+from server.store.triggers import ExecutionRecord, TriggerRecord, marker
 from server.triggers import template
 from server.triggers.firing import scheduled_id
 from server.triggers.wire import CreateTrigger
@@ -95,8 +94,8 @@ async def test_an_interaction_that_ends_before_its_fire_records_it_is_recorded_b
     assert outcome.what == "fired" and execution is not None and execution.ix is None
     # the fire's create, and no more of it: it was not recorded on the execution
     request, steps, warnings = template.decoded(template.body_of({"agent": "echo", "input": "quick"}, None))
-    marker = keys.execution_marker(trigger_id, execution.id)
-    reply = await runtime.creator.create(TENANT, request, steps, warnings, execution=marker)
+    made_by = marker(trigger_id, execution.id)
+    reply = await runtime.creator.create(TENANT, request, steps, warnings, execution=made_by)
     assert isinstance(reply, Reply) and reply.interaction.id is not None
     interaction_id = reply.interaction.id
     ended = await until_async(lambda: stored(runtime, trigger_id, execution.id), within=10)
