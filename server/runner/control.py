@@ -69,7 +69,11 @@ class Control:
             raise NotFound(interaction_id)
         if remote_id is not None:
             record = await self.store.interactions.get(tenant, interaction_id)
-            await remote.delete(self.router.route(record.config.config)[0], remote_id)
+            backend = self.router.route(record.config.config)[0]
+            if status in lifecycle.UNFINISHED:
+                # Google's delete does not stop a run: it would go on there, unseen, to its end
+                await remote.cancel(backend, remote_id)
+            await remote.delete(backend, remote_id)
         if status in lifecycle.UNFINISHED:
             try:
                 await self.store.runs.cancel(tenant, interaction_id, views.timestamp())

@@ -31,7 +31,7 @@ from ..upstream.base import (
     StepStarted,
     UpstreamError,
     UpstreamEvent,
-    backoff_delay,
+    retry_delay,
 )
 from . import handle as reasons
 from . import remote
@@ -45,8 +45,6 @@ from .turn import TurnBuilder
 WORKER_STOPPED: Final = (
     "The worker running this interaction was stopped before it finished; the output made until then is kept"
 )
-#: the longest `Retry-After` a background run waits for before its next attempt
-_MAX_RETRY_AFTER_SECONDS: Final = 60.0
 
 
 class Runner:
@@ -145,9 +143,7 @@ class Runner:
                 await asyncio.sleep(self._delay(exc, attempt))
 
     def _delay(self, exc: UpstreamError, attempt: int) -> float:
-        if exc.retry_after is not None:
-            return min(exc.retry_after, _MAX_RETRY_AFTER_SECONDS)
-        return backoff_delay(attempt, self.retry.backoff_initial_seconds, self.retry.backoff_max_seconds)
+        return retry_delay(exc, attempt, self.retry.backoff_initial_seconds, self.retry.backoff_max_seconds)
 
 
 class _Feed:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncGenerator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import msgspec
 
@@ -142,6 +142,8 @@ def json_object(value: Any) -> dict[str, Any]:
 
 
 _jitter = random.Random()
+#: the longest wait an upstream names (Retry-After, RetryInfo) that a retry waits for
+MAX_RETRY_AFTER_SECONDS: Final = 60.0
 
 
 def backoff_delay(attempt: int, initial: float, cap: float, rng: random.Random | None = None) -> float:
@@ -152,3 +154,11 @@ def backoff_delay(attempt: int, initial: float, cap: float, rng: random.Random |
     """
     exponent = min(max(attempt - 1, 0), 64)  # past the cap anyway; 2.0**1024 would overflow
     return (rng or _jitter).uniform(0.0, min(cap, initial * 2.0**exponent))
+
+
+def retry_delay(exc: UpstreamError | None, attempt: int, initial: float, cap: float) -> float:
+    """Seconds to wait before try number `attempt` + 1 after `exc` (None: no failure, a poll's wait): the
+    wait the upstream named (Retry-After, RetryInfo), up to MAX_RETRY_AFTER_SECONDS, or else a backoff."""
+    if exc is not None and exc.retry_after is not None:
+        return min(exc.retry_after, MAX_RETRY_AFTER_SECONDS)
+    return backoff_delay(attempt, initial, cap)

@@ -123,8 +123,7 @@ class FakeServer:
                 if request is None:
                     return
                 self.requests.append(request)
-                script = self.scripts.popleft() if self.scripts else self.default
-                await self._respond(script, reader, writer)
+                await self._answer(request, reader, writer)
                 if not self.keep_alive:
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -150,22 +149,32 @@ class FakeServer:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         return RecordedRequest(method, target, headers, body, time.monotonic())
 
+    async def _answer(
+        self, request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """The next script answers (a subclass may answer some requests itself)."""
+        await self._respond(self.scripts.popleft() if self.scripts else self.default, reader, writer)
+
+    def _write_head(self, writer: asyncio.StreamWriter, status: int, headers: dict[str, str]) -> None:
+        head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
+        connection = "keep-alive" if self.keep_alive else "close"
+        headers = {"connection": connection, **{k.lower(): v for k, v in headers.items()}}
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+
     async def _respond(
         self, script: Script, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         if script.head_delay:
             await asyncio.sleep(script.head_delay)
-        head = [f"HTTP/1.1 {script.status} {REASONS.get(script.status, 'Status')}"]
-        connection = "keep-alive" if self.keep_alive else "close"
-        headers = {"connection": connection, **{k.lower(): v for k, v in script.headers.items()}}
+        headers = {k.lower(): v for k, v in script.headers.items()}
         if script.chunks is None:
             headers.setdefault("content-type", "application/json")
             headers["content-length"] = str(len(script.body))
         else:
             headers.setdefault("content-type", script.content_type)
             headers["transfer-encoding"] = "chunked"
-        head += [f"{name}: {value}" for name, value in headers.items()]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        self._write_head(writer, script.status, headers)
         if script.chunks is None:
             writer.write(script.body)
             await writer.drain()

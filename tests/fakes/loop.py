@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from .http import FakeServer
 
 T = TypeVar("T")
+F = TypeVar("F", bound=FakeServer)
 
 
 class FakeLoop:
@@ -29,12 +30,12 @@ class FakeLoop:
 
 
 @contextlib.contextmanager
-def fake_in_thread(fake: FakeServer) -> Iterator[FakeServer]:
+def fake_in_thread(fake: F) -> Iterator[F]:
     """`fake` started on a loop of its own (for a module of sync tests), stopped with its loop at the end."""
     loop = FakeLoop()
-    started: FakeServer = loop.call(fake.start())
+    loop.call(fake.start())
     try:
-        yield started
+        yield fake
     finally:
-        loop.call(started.stop())
+        loop.call(fake.stop())
         loop.close()

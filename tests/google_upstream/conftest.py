@@ -1,10 +1,12 @@
 """The two upstreams of the interactions backend's tests, and the front that routes to them.
 
-A fake of Google's API (tests/fakes/google_interactions.py), for what only Google makes (built-in tool
-steps, signatures, its errors, a stream cut short), and a second instance of this server (the back), so
-that the real protocol implementation is on both sides: the front routes `remote-*` models and
-`deep-research-*` agents to it. Both servers are apps in this process (tests/inproc.py), each with its own
-Redis.
+A fake of Google's API (tests/fakes/google_remote.py), for what only Google makes: scripted answers
+(tests/fakes/google_interactions.py: built-in tool steps, signatures, its errors, a stream cut short) and,
+with no script queued, interactions it keeps and runs on its own clock (background runs followed, resumed,
+polled, cancelled, deleted); the front routes `gemini-*` and `vertex-*` to it. And a second instance of
+this server (the back), so that the real protocol implementation is on both sides: the front routes
+`remote-*` models and `deep-research-*` agents to it. Both servers are apps in this process
+(tests/inproc.py), each with its own Redis.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import httpx
 import pytest
 from google import genai
 
-from ..fakes.http import FakeServer
+from ..fakes.google_remote import GoogleFake
 from ..fakes.loop import fake_in_thread
 from ..inproc import ThreadedApp, environment, threaded
 from ..support import sdk
@@ -24,8 +26,8 @@ from .common import BACK_AGENT, BACK_KEY, SECRETS, models_toml
 
 
 @pytest.fixture(scope="package")
-def google() -> Iterator[FakeServer]:
-    with fake_in_thread(FakeServer()) as fake:
+def google() -> Iterator[GoogleFake]:
+    with fake_in_thread(GoogleFake()) as fake:
         yield fake
 
 
@@ -40,7 +42,7 @@ def back(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedApp]:
 
 @pytest.fixture(scope="package")
 def front(
-    google: FakeServer, back: ThreadedApp, tmp_path_factory: pytest.TempPathFactory
+    google: GoogleFake, back: ThreadedApp, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ThreadedApp]:
     models = models_toml(google.base_url, back.url)
     with environment(SECRETS), threaded(Path(tmp_path_factory.mktemp("google-front")), models=models) as app:
@@ -48,12 +50,10 @@ def front(
 
 
 @pytest.fixture(autouse=True)
-def fresh(google: FakeServer) -> Iterator[None]:
-    google.scripts.clear()
-    google.requests.clear()
+def fresh(google: GoogleFake) -> Iterator[None]:
+    google.reset()
     yield
-    google.scripts.clear()
-    google.requests.clear()
+    google.reset()
 
 
 @pytest.fixture

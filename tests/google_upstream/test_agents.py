@@ -7,15 +7,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any
 
 import httpx
 import pytest
-import redis
 from google import genai
 from google.genai._interactions import BadRequestError, InternalServerError
-
-from server.store import keys
 
 from .. import js_sdk
 from ..fakes import google_interactions as gi
@@ -23,31 +19,16 @@ from ..fakes.gemini import gemini_error
 from ..fakes.http import FakeServer, Script
 from ..inproc import ThreadedApp
 from ..replies import output_text_of, steps_of, text_of_step
-from ..support import tenant_of
 from ..waiting import until
-from .common import BACK_AGENT, BACK_KEY, create, listed
+from .common import BACK_AGENT, BACK_KEY, create, finished, listed, remote_id_of
 
 WORDS = " ".join(f"w{i}" for i in range(200))  # 10 s of echo-slow
-
-
-def remote_id_of(front: ThreadedApp, api_key: str, interaction_id: str) -> str | None:
-    """The remote run the front's record names (`rid`, store/keys.py), as Redis holds it."""
-    with redis.Redis.from_url(front.redis_url) as client:
-        value = client.hget(keys.interaction(tenant_of(api_key), interaction_id), keys.Field.REMOTE)
-    return value.decode() if isinstance(value, bytes) else None
 
 
 def on_the_back(back: ThreadedApp, remote_id: str) -> httpx.Response:
     return httpx.get(
         f"{back.url}/v1beta/interactions/{remote_id}", headers={"x-goog-api-key": BACK_KEY}, timeout=10
     )
-
-
-def finished(ai: genai.Client, interaction_id: str, timeout: float = 20) -> Any:
-    until(
-        lambda: ai.interactions.get(interaction_id).status not in ("queued", "in_progress"), timeout=timeout
-    )
-    return ai.interactions.get(interaction_id)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -251,9 +251,16 @@ def test_decode_a_failed_remote_interaction_keeps_googles_error() -> None:
     assert text_of(events) == "par"
 
 
-def test_decode_a_remote_cancel_is_an_upstream_error() -> None:
-    with pytest.raises(UpstreamError, match="cancelled"):
-        decode(raw(gi.stream([*gi.text_events("par"), gi.completed("cancelled")])))
+@pytest.mark.parametrize("status", ["cancelled", "budget_exceeded"])
+def test_decode_a_remote_run_ended_at_google_is_a_failed_end_saying_so(status: str) -> None:
+    """Cancelled at Google by someone else (or out of budget there): an end, not a stream's fault that
+    following the run again could mend."""
+    events, decoder = decode(raw(gi.stream([*gi.text_events("par"), gi.completed(status)])))
+    end = events[-1]
+    assert isinstance(end, Finished) and end.status == "failed" and decoder.ended
+    assert end.error is not None and end.error.code == f"upstream_{status}"
+    assert f"{gi.REMOTE_ID} ended as {status!r}" in end.error.message
+    assert text_of(events) == "par"
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,11 @@ from .kind import KIND
 S = TypeVar("S", Step, d.Delta)
 _events = msgspec.json.Decoder(ev.AnyEvent, dec_hook=dec_hook)
 _KNOWN: Final = frozenset(str(t.__struct_config__.tag) for t in ev.AnyEvent.__args__)
-#: the ends a model turn can have here; a remote `cancelled` (someone cancelled it at Google) is a failure
+#: the ends a model turn can have here
 _ENDS: Final = frozenset({st.COMPLETED, st.REQUIRES_ACTION, st.INCOMPLETE, st.FAILED})
+#: the ends only the upstream's own run can have (someone cancelled it at Google, its budget ran out): a
+#: failure here, and an end: following the run again would only read it again
+_ENDED_THERE: Final = st.TERMINAL - _ENDS
 #: gRPC-style codes of an `error` event -> the HTTP status they stand for (retries read it)
 _CODES: Final = {
     "invalid_argument": 400,
@@ -156,10 +159,13 @@ class InteractionsDecoder(JsonStreamDecoder[ev.AnyEvent]):
 
     def _completed(self, interaction: Interaction) -> Events:
         status = interaction.status
-        if status not in _ENDS:
-            raise up.UpstreamError(self.backend, 0, f"the remote interaction ended as {status!r}")
         error: ErrorInfo | None = None
-        if status == st.FAILED:
+        if status in _ENDED_THERE:
+            message = f"The remote interaction {interaction.id} ended as {status!r} at the upstream"
+            status, error = st.FAILED, ErrorInfo(code=f"upstream_{status}", message=message)
+        elif status not in _ENDS:
+            raise up.UpstreamError(self.backend, 0, f"the remote interaction ended as {status!r}")
+        if status == st.FAILED and error is None:
             error = (
                 interaction.errors or [ErrorInfo(code="failed", message="The remote interaction failed")]
             )[0]

@@ -5,10 +5,11 @@ background, and keeps background interactions stored). Its first event names the
 `RemoteStarted` goes out before anything else, for the runner to record; from then on the run is followed,
 never made again. A stream cut short (a dropped connection, a read timeout, its end before
 `interaction.completed`) is taken up with `GET .../interactions/{id}?stream=true&last_event_id=<the last
-event read>` after a backoff, so nothing is read twice; a re-run after a lost worker (`remote_id` given)
-follows it from its start. Where a stream cannot be had (the GET is refused), the interaction is polled,
-with a backoff, until it ends, and what was not streamed of it is shown: the rest of the text of a step
-the cut stream left open, then the steps not streamed yet, whole.
+event read>` after a backoff, or the wait the upstream named (a 429's Retry-After or RetryInfo), so nothing
+is read twice; a re-run after a lost worker (`remote_id` given) follows it from its start. Where a stream
+cannot be had (the GET is refused), the interaction is polled, with a backoff (or the wait named), until it
+ends, and what was not streamed of it is shown: the rest of the text of a step the cut stream left open,
+then the steps not streamed yet, whole.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import msgspec
 from ...protocol import status as st
 from ...protocol.base import dec_hook
 from ...protocol.interaction import Interaction
-from ..base import RemoteStarted, UpstreamError, UpstreamEvent, UpstreamRequest, backoff_delay
+from ..base import RemoteStarted, UpstreamError, UpstreamEvent, UpstreamRequest, retry_delay
 from .decode import InteractionsDecoder
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ async def run(backend: InteractionsBackend, request: UpstreamRequest) -> AsyncGe
             failures += 1
             if not exc.retryable or failures > FOLLOW_ATTEMPTS:
                 raise
-            await asyncio.sleep(backoff_delay(failures, *_FOLLOW_BACKOFF))
+            await asyncio.sleep(retry_delay(exc, failures, *_FOLLOW_BACKOFF))
             decoder.reconnected()
             chunks = backend.follow(remote_id, decoder.last_event_id)
 
@@ -82,17 +83,19 @@ async def _polled(
     deadline = loop.time() + backend.route.deadline_seconds
     attempt = 0
     while True:
+        failed: UpstreamError | None = None
         try:
             raw = await backend.read_remote(remote_id)
         except UpstreamError as exc:
             if not exc.retryable:
                 raise
+            failed = exc
         else:
             interaction = _decoded(backend.name, raw)
             if interaction.status not in _RUNNING:
                 return decoder.whole(interaction)
         attempt += 1
-        wait = backoff_delay(attempt, *_POLL_BACKOFF)
+        wait = retry_delay(failed, attempt, *_POLL_BACKOFF)
         if loop.time() + wait > deadline:
             raise UpstreamError(backend.name, 0, f"{remote_id} had not ended by the deadline", timeout=True)
         await asyncio.sleep(wait)
