@@ -2,9 +2,9 @@
 settings in one place, and torn down again.
 
 Web processes and worker processes build the same runtime: the store (both Redis clients), the backends'
-HTTP clients, the use cases, and four background loops: the broadcast listener, the reaper of lost runs,
-the event-log writer and the watch of server.toml's limits; and, when the OTEL_* variables name a
-collector, its tracer.
+HTTP clients, the use cases, and five background loops: the broadcast listener, the reaper of lost runs,
+the sweep of triggers whose fire job was lost, the event-log writer and the watch of server.toml's limits;
+and, when the OTEL_* variables name a collector, its tracer.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from .store.store import Store
 from .triggers.firing import Firing
 from .triggers.outcome import Outcomes
 from .triggers.resource import TriggerResource
+from .triggers.sweep import Sweep
 from .upstream.routing import Router
 from .webhooks import server_keys
 from .webhooks.addresses import AllowList
@@ -137,9 +138,12 @@ class Runtime:
         """Lists and deletes by filter; scheduled interactions (the fire jobs' work and the resource)."""
         self.listing = Listing(store.search)
         self.purges = Purges(store.search, store.interactions, store.deletions, store.jobs)
-        outcomes = Outcomes(store, self.control)
-        self.firing = Firing(store, self.creator, outcomes, settings.triggers, self.server_keys)
-        self.triggers = TriggerResource(store, self.creator, outcomes, self.firing, settings.triggers)
+        #: how an execution ends; the end job of an interaction an execution made settles it
+        self.outcomes = Outcomes(store, self.control)
+        self.firing = Firing(store, self.creator, self.outcomes, settings.triggers, self.server_keys)
+        self.triggers = TriggerResource(store, self.creator, self.outcomes, self.firing, settings.triggers)
+        #: a trigger whose fire job was lost (and nobody reads it) fires again
+        self.sweep = Sweep(store, self.firing, settings.triggers)
 
     @classmethod
     async def open(cls, settings: Settings, process: str = "web") -> Runtime:
@@ -164,6 +168,8 @@ class Runtime:
         reap = supervise(
             "reaper", self.reaper.reap_once, self.outage, pause=self.settings.runner.reaper_interval_seconds
         )
+        every = self.settings.triggers.missed_after_seconds
+        sweep = supervise("trigger sweep", self.sweep.sweep_once, self.outage, pause=every)
         self._tasks = [
             asyncio.create_task(
                 signals.listen(
@@ -171,6 +177,7 @@ class Runtime:
                 )
             ),
             asyncio.create_task(reap),
+            asyncio.create_task(sweep),
             asyncio.create_task(self.writer.run()),
             asyncio.create_task(self._watch_limits()),
         ]

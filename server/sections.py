@@ -294,7 +294,8 @@ class TriggerSettings(Section):
     #: the shortest gap a schedule may have between two of its times (over its next 100); a shorter one is
     #: a 400 naming `schedule`. Below 60, six-field schedules (seconds first) can pass
     min_interval_seconds: PositiveInt = 60
-    #: a scheduled time this late when a worker reaches it (nothing ran then) is recorded `skipped`, not run
+    #: a scheduled time this late when a worker reaches it (nothing ran then) is recorded `skipped`, not run;
+    #: and every this often each process sweeps for triggers whose fire job is twice this late (lost)
     missed_after_seconds: PositiveInt = 60
     #: an execution's interaction still running this long after it started is `timed_out` (and cancelled),
     #: when the trigger sets no `execution_timeout_seconds`; and the most a trigger may set

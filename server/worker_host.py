@@ -1,10 +1,21 @@
-"""An arq worker inside a process that owns a Runtime: a worker process, or a web process (embedded). The
-worker is waking_worker.py's, woken for its jobs (their tokens) rather than polling.
+"""A worker inside a process that owns a Runtime: a worker process, or a web process (embedded).
 
-Shutdown is ours, not arq's: stop taking jobs, give running ones a grace period, then cancel the rest,
-which hands each back to the queue (server/runner/jobs.py), before the pools close.
-While its poll loop runs, the host beats (server.store.heartbeats), so /readyz can tell when nobody
-consumes the queue.
+It runs the job loop (runner/job_loop.py: woken by a token, the next tenant's job taken and run), the
+timer of the jobs queued for later (runner/due_jobs.py), so that a job for later runs at its time whether
+the queue is idle or busy, and the heartbeats (server.store.heartbeats), so that /readyz can tell when
+nobody consumes the queue. Shutdown is ours: stop taking jobs, give running ones a grace period, then
+cancel the rest, which hands each back to the queue (server/runner/jobs.py), before the pools close.
+
+arq stays the queue's format, not its worker: its jobs (arq.jobs.serialize_job and deserialize_job_raw),
+its keys (arq.constants) and its client (ArqRedis) are used as they are (store/jobs.py), so arq's own tools
+read and queue our jobs; its Worker class is not used. This host once subclassed it and replaced its poll
+loop, its start of a job and its run of one (the measured wake-ups of job_loop.py), leaning on its private
+parts (`_poll_iteration`, `_release_sem_dec_counter_on_complete`, the `sem`, `job_counter`, `tasks` and
+`allow_pick_jobs` it keeps); its public hooks (on_startup, on_job_start, on_job_end, after_job_end) are
+called only from the main loop and run_job that were replaced, so none of them could take their place.
+What is left of arq has no underscore, but arq documents neither its constants nor its raw
+(de)serializers: `tests/test_arq_private.py` lists each name with its signature or value, and fails, naming
+what to review, when arq's version moves from the pinned one or any of them changes.
 """
 
 from __future__ import annotations
@@ -17,12 +28,11 @@ import time
 from redis.exceptions import RedisError
 
 from .runner.due_jobs import DueJobs
+from .runner.job_loop import FALLBACK_WAITS, JobLoop
 from .runner.loops import first_pause, supervise
 from .runtime import Runtime
 from .store import heartbeats
-from .store.jobs import job_deserializer, job_serializer
 from .store.outage import UNAVAILABLE
-from .waking_worker import FALLBACK_WAITS, WakingWorker
 from .worker_jobs import FUNCTIONS, webhook_mark_ms
 
 log = logging.getLogger(__name__)
@@ -32,19 +42,13 @@ class WorkerHost:
     def __init__(self, runtime: Runtime) -> None:
         settings = runtime.settings.worker
         self.runtime = runtime
-        self.worker = WakingWorker(
-            jobs=runtime.store.jobs,
-            webhook_in_progress_ms=webhook_mark_ms(runtime.settings.webhooks),
-            functions=FUNCTIONS,
-            redis_pool=runtime.store.queue.redis,
-            queue_name=settings.queue_name,
-            handle_signals=False,
+        self.worker = JobLoop(
+            runtime.store.jobs,
+            FUNCTIONS,
+            {"runtime": runtime},
             max_jobs=settings.max_jobs,
-            poll_delay=settings.poll_delay_ms / 1000,
-            ctx={"runtime": runtime},
-            job_serializer=job_serializer,
-            job_deserializer=job_deserializer,
-            health_check_interval=30,
+            poll_delay_s=settings.poll_delay_ms / 1000,
+            attempt_mark_ms=webhook_mark_ms(runtime.settings.webhooks),
         )
         #: jobs queued for later get their tokens at their time; it checks as often as the queue is read
         self.due = DueJobs(runtime.store.jobs, FALLBACK_WAITS * settings.poll_delay_ms / 1000)
@@ -52,8 +56,6 @@ class WorkerHost:
         self.polling = False
         self.beats = 0
         self.tasks: list[asyncio.Task[None]] = []
-        # arq logs every job start and end at INFO
-        logging.getLogger("arq.worker").setLevel(logging.WARNING)
 
     async def start(self) -> None:
         """Start polling; the first heartbeat is written before this returns, so a process that says it
@@ -97,7 +99,7 @@ class WorkerHost:
                 await self._beat_once()
 
     async def _supervise(self) -> None:
-        """arq's poll loop ends on the first Redis error; it is run again until the host stops."""
+        """The job loop ends on the first Redis error; it is run again until the host stops."""
         await supervise("worker poll loop", self._poll, self.runtime.outage, pause=0.5)
 
     async def _poll(self) -> None:
@@ -109,7 +111,7 @@ class WorkerHost:
 
     async def stop(self, grace: float | None = None) -> None:
         grace = self.runtime.settings.worker.shutdown_grace_seconds if grace is None else grace
-        self.worker.allow_pick_jobs = False
+        self.worker.taking = False
         await self._leave()
         running = [t for t in self.worker.tasks.values() if not t.done()]
         if running:

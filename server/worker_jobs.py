@@ -1,22 +1,18 @@
 """The functions a worker runs for arq's jobs (registered by worker_host.py): an interaction's run, the
-webhook event of an interaction's end, one webhook delivery attempt, a delete by filter, and a trigger's
-fire and its execution's timeout."""
+end of an interaction (its subscribers: webhooks, a trigger's execution), one webhook delivery attempt, a
+delete by filter, and a trigger's fire and its execution's timeout."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from arq.worker import Function, func
-
 from .observability import context, spans
+from .runner.job_loop import JobFunction
 from .runtime import Runtime
 from .sections import WebhookSettings
 from .store.jobs import DELETION_JOB, DELIVERY_JOB, EVENT_JOB, JOB_NAME, KINDS, TRIGGER_END_JOB, TRIGGER_JOB
 from .webhooks import addresses, delivery
 from .webhooks.pending import from_job
-
-#: how long a taken job stays marked in progress (arq's job timeout); our lease, not this, detects lost runs
-JOB_TIMEOUT_SECONDS = 24 * 3600
 
 
 def webhook_mark_ms(settings: WebhookSettings) -> int:
@@ -51,12 +47,16 @@ async def run_interaction(
         context.leave(token)
 
 
-async def dispatch_webhook_event(
+async def interaction_ended(
     ctx: dict[str, Any], tenant: str, interaction_id: str, ended_ms: int | None = None
 ) -> None:
-    """The job queued with an interaction's end (store/scripts/_notify.lua): its webhook deliveries.
-    `ended_ms`: when it ended (jobs queued by an earlier version have none)."""
+    """The job queued with an interaction's end when anyone subscribes to it (store/scripts/_notify.lua),
+    which every subscriber hears, each idempotently (a job run again, its worker killed, tells none twice):
+    the trigger execution that made it is settled (triggers/outcome.py), and its webhooks get their
+    deliveries (webhooks/dispatch.py). `ended_ms`: when it ended (jobs queued by an earlier version have
+    none)."""
     runtime: Runtime = ctx["runtime"]
+    await runtime.outcomes.ended(tenant, interaction_id)
     await runtime.webhook_events.dispatch(tenant, interaction_id, ended_ms)
 
 
@@ -84,18 +84,15 @@ async def delete_matching(ctx: dict[str, Any], tenant: str, deletion_id: str) ->
     await runtime.purges.run(tenant, deletion_id)
 
 
-#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under
-_FUNCTIONS: dict[str, Any] = {
+#: the function of each kind of job (store/jobs.py KINDS), by the name it is queued under (a kind with no
+#: function fails the import)
+_BY_NAME: dict[str, JobFunction] = {
     JOB_NAME: run_interaction,
-    EVENT_JOB: dispatch_webhook_event,
+    EVENT_JOB: interaction_ended,
     DELIVERY_JOB: deliver_webhook,
     DELETION_JOB: delete_matching,
     TRIGGER_JOB: fire_trigger,
     TRIGGER_END_JOB: settle_trigger,
 }
-#: what a worker registers: every kind of job (a kind with no function fails the import); a run's arq
-#: timeout is its mark's (our lease, not arq's, detects a lost run)
-FUNCTIONS: list[Function] = [
-    func(_FUNCTIONS[kind.name], name=kind.name, timeout=JOB_TIMEOUT_SECONDS if kind.mark == "run" else None)
-    for kind in KINDS
-]
+#: what a worker runs (runner/job_loop.py), in KINDS' order
+FUNCTIONS: dict[str, JobFunction] = {kind.name: _BY_NAME[kind.name] for kind in KINDS}

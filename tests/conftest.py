@@ -23,6 +23,7 @@ from server.launch.redis_process import RedisProcess, free_port
 from server.runner.handle import DISCONNECTED
 from server.runtime import Runtime
 from server.store.store import Store
+from server.worker_host import WorkerHost
 
 from .fakes.proxy import without_proxies
 from .fakes.tls import CertificateAuthority
@@ -227,6 +228,17 @@ async def runtime(
     finally:
         await opened.registry.stop_all(DISCONNECTED, grace=2.0)
         await opened.close()
+
+
+@pytest.fixture
+async def worker(runtime: Runtime) -> AsyncIterator[WorkerHost]:
+    """A worker host in the test's process, running the runtime's background jobs."""
+    host = WorkerHost(runtime)
+    await host.start()
+    try:
+        yield host
+    finally:
+        await host.stop(grace=0.5)
 
 
 @pytest.fixture(scope="session")

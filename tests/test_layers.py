@@ -38,8 +38,7 @@ LAYERS: list[set[str]] = [
     # the Triggers resource: interactions created on a schedule, by the runner's create
     {"triggers"},
     {"runtime", "api"},
-    # the functions of the jobs, the launcher, and arq's worker woken for its jobs (the worker host's)
-    {"worker_jobs", "launch", "waking_worker"},
+    {"worker_jobs", "launch"},
     {"worker_host"},
     {"app"},
     {"__main__"},

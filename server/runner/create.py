@@ -63,9 +63,11 @@ class Creator(UseCase):
         idempotency_key: str | None = None,
         body: bytes = b"",
         dialect: str | None = None,
+        execution: str | None = None,
     ) -> Reply | EventStream:
         """Admitted under the tenant's limits first (limits/quota.py: refused, nothing else is done).
-        `dialect`: StoredConfig.dialect (None but for a dialect that lists what it made)."""
+        `dialect`, `execution`: StoredConfig.dialect (None but for a dialect that lists what it made),
+        CreatePlan.execution."""
         interaction_id = new_id()
         background = interaction_id if request.background else None
         async with self.quota.admitted(tenant, background, stores=request.store) as budget:
@@ -78,8 +80,7 @@ class Creator(UseCase):
                 created=views.timestamp(),
                 idempotency_key=idempotency_key,
             )
-            plan.stored.dialect = dialect
-            plan.budget = budget
+            plan.stored.dialect, plan.budget, plan.execution = dialect, budget, execution
             return await self._planned(tenant, interaction_id, plan, body)
 
     async def _planned(
@@ -166,7 +167,7 @@ class Creator(UseCase):
         generation = self.histories.generation(tenant)
         request = await self._store_new(tenant, interaction_id, plan, backend, upstream_model, generation)
         spec = self._spec(tenant, interaction_id, plan, request, backend, fence=1)
-        handle = RunHandle(self._member(tenant, interaction_id))
+        handle = RunHandle(keys.member(tenant, interaction_id))
         listener: Listener | None = asyncio.Queue() if plan.stream else None
         sink = LogSink(
             spec, self.store, self.writer, self.histories, handle, listener=listener, generation=generation
@@ -236,6 +237,7 @@ class Creator(UseCase):
             config=plan.stored,
             input_steps=plan.input_steps,
             key=plan.key,
+            execution=plan.execution,
         )
         chain = await self.store.interactions.create(
             tenant,
@@ -310,7 +312,3 @@ class Creator(UseCase):
         if stream:
             return EventStream(frames=self.events.frames(await self.events.prepare(tenant, record.id, None)))
         return Reply(interaction=views.from_record(record, full_timeline=False))
-
-    @staticmethod
-    def _member(tenant: str, interaction_id: str) -> str:
-        return keys.member(tenant, interaction_id)

@@ -48,6 +48,8 @@ class CreatePlan(msgspec.Struct, kw_only=True):
     key: KeyClaim | None = None
     #: the tokens its run may use before a token limit of its tenant (None: none; limits/quota.py)
     budget: int | None = None
+    #: the trigger execution creating it (store/triggers.marker), which hears of its end
+    execution: str | None = None
 
 
 def plan_create(

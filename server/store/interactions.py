@@ -24,7 +24,7 @@ from .deletions import Tally
 from .idempotency import parse
 from .jobs import EventJob, event_job
 from .keys import Field
-from .new_records import NewRecord, body, configured, key_args, packed_fields
+from .new_records import NewRecord, body, key_args, packed_fields, subscribed
 from .queue_side import QueueSide
 from .records import META_FIELDS, decode_output, decode_steps, encode, record_of
 from .scripts import Scripts
@@ -155,7 +155,7 @@ class Interactions:
                 notify.data,
                 notify.ttl_ms,
                 notify.max_tokens,
-                "1" if record is not None and configured(record) else "",
+                "1" if record is not None and subscribed(record) else "",
                 _tags(record, previous_interaction_id),
                 checked.root if checked else "",
                 *key_args(record.key if record else None),

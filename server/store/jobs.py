@@ -7,7 +7,7 @@ re-delivered after its run moved on is told apart (claim.lua refuses it as stale
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from arq.connections import ArqRedis
@@ -17,11 +17,13 @@ from redis.asyncio import Redis
 
 from ..observability import context, spans
 from . import keys
-from .commands import now_ms, typed
+from .commands import now_ms, text, typed
 from .scripts import Scripts
 
 JOB_NAME: Final = "run_interaction"
-#: the job that turns an interaction's end into webhook deliveries, and the job of one delivery attempt
+#: the job of an interaction's end, which every subscriber hears (worker_jobs.interaction_ended: its
+#: webhook deliveries, the trigger execution that made it; its name is from when webhooks were the only
+#: one, kept so that a job queued by an earlier version runs), and the job of one delivery attempt
 EVENT_JOB: Final = "dispatch_webhook_event"
 DELIVERY_JOB: Final = "deliver_webhook"
 #: the job that deletes what a filter matches (server/search/deleting.py)
@@ -31,13 +33,21 @@ DELETION_JOB: Final = "delete_matching"
 TRIGGER_JOB: Final = "fire_trigger"
 TRIGGER_END_JOB: Final = "settle_trigger"
 
-#: how long a worker's mark in progress holds a job of a kind (waking_worker.WakingWorker._in_progress_ms):
-#: a run holds a lease of its own (claim.lua), so its mark can last a day; the others have only their mark,
-#: short, so that one whose worker died is taken again soon, and one that failed stays queued to be tried
-#: again: a webhook's or a purge's lasts one delivery attempt (worker_jobs.webhook_mark_ms), a trigger's
-#: fire TRIGGER_MARK_MS (a few round trips and a background create)
+#: how long a worker's mark in progress holds a job of a kind (runner/job_loop.JobLoop.mark_ms): a run
+#: holds a lease of its own (claim.lua), so its mark can last a day (and 10 s, as arq made it); the others
+#: have only their mark, short, so that one whose worker died is taken again soon, and one that failed
+#: stays queued to be tried again: a webhook's or a purge's lasts one delivery attempt
+#: (worker_jobs.webhook_mark_ms), a trigger's fire FIRE_MARK_MS, renewed every third of it while it runs
+#: (a fire taken twice at once still makes one execution and one interaction: triggers/firing.py), so
+#: that a time whose worker was killed mid-fire is fired again within about a second
 Mark = Literal["run", "attempt", "fire"]
-TRIGGER_MARK_MS: Final = 10_000
+RUN_MARK_MS: Final = 24 * 3600 * 1000 + 10_000
+FIRE_MARK_MS: Final = 500
+#: a fire job's token comes again this soon (due.lua) while it is queued, not the others' AGAIN_MS: its
+#: token lost with a killed worker, or its mark run out, it waits no longer than this for a worker
+FIRE_AGAIN_MS: Final = 250
+#: a fire that failed (a Redis outage, a bug) is tried again after this, not as soon as its mark runs out
+FIRE_RETRY_MS: Final = 10_000
 
 
 class JobKind(msgspec.Struct, frozen=True):
@@ -78,6 +88,10 @@ def tenant_of(job_id: str) -> str:
     return rest.partition("/")[0]
 
 
+#: the id prefixes of the kinds whose turns come again FIRE_AGAIN_MS after (due.lua)
+_QUICK_PREFIXES: Final = " ".join(sorted({kind.prefix for kind in KINDS if kind.mark == "fire"}))
+
+
 def job_serializer(job: dict[str, object]) -> bytes:
     # arq pickles by default; a job here is names and numbers only
     return msgspec.msgpack.encode(job)
@@ -95,7 +109,7 @@ _DUE_AT_ONCE = 100
 
 
 class EventJob(msgspec.Struct, frozen=True):
-    """What a script that ends an interaction needs to queue its webhook job (scripts/_notify.lua)."""
+    """What a script that ends an interaction needs to queue the job of its end (scripts/_notify.lua)."""
 
     keys: list[str]
     job: str
@@ -106,8 +120,8 @@ class EventJob(msgspec.Struct, frozen=True):
 
 
 def event_job(queue_name: str, tenant: str, interaction_id: str, *, ends: bool = True) -> EventJob:
-    """The webhook job of an interaction's end, built for every end (a script decides whether to queue
-    it, by whether anyone listens): a few microseconds, no round trip. `ends=False`: the keys only, for
+    """The job of an interaction's end, built for every end (a script decides whether to queue it, by
+    whether anyone subscribes): a few microseconds, no round trip. `ends=False`: the keys only, for
     a script that stores an interaction not ended (its job is `""`: none)."""
     job, now = keys.event_job_id(tenant, interaction_id), now_ms()
     names = [keys.webhooks_enabled(tenant), keys.arq_job(job), queue_name, keys.wake(queue_name)]
@@ -211,7 +225,8 @@ class Jobs:
         later until taken; returns the job due first of those left and its due time (ms), None when no
         job waits for later."""
         names = [keys.deferred(self.queue_name), self.queue_name, keys.wake(self.queue_name)]
-        args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix, *PREFIXES]
+        args = [now_ms(), again_ms, _DUE_AT_ONCE, _MAX_TOKENS, in_progress_key_prefix]
+        args += [_QUICK_PREFIXES, FIRE_AGAIN_MS, *PREFIXES]
         first: list[bytes | int] | None = await self.scripts.due(keys=names, args=args)
         if not first:
             return None
@@ -264,6 +279,17 @@ class Jobs:
     async def release(self, job: str) -> None:
         """A job this worker stopped running stays queued for another, as arq leaves a cancelled job."""
         await self.commands.delete(keys.arq_in_progress(job))
+
+    async def hold(self, job: str, mark_ms: int) -> None:
+        """This worker's mark on a job it took lasts `mark_ms` from now (one gone already is not made)."""
+        await self.commands.pexpire(keys.arq_in_progress(job), mark_ms)
+
+    async def ready(self, limit: int) -> list[str]:
+        """Up to `limit` queued jobs due by now, the earliest first (a worker's read of the whole queue)."""
+        found: list[Any] = await self.commands.zrangebyscore(
+            self.queue_name, "-inf", str(now_ms()), start=0, num=limit
+        )
+        return [text(each) for each in found]
 
     async def waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:
         """Whether the job for this fence is still in arq's queue, not yet taken by a worker."""

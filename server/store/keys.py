@@ -21,6 +21,10 @@ FORGET_CHANNEL: Final = "ix:forget"
 #: pub/sub channel carrying "<due ms> <job>" of each job queued for later (wake.lua), which every worker's
 #: timer notes: the worker that took the job's early token, the one that knew its time, may be gone by then
 DUE_CHANNEL: Final = "ix:due"
+#: ZSET of every tenant's active triggers ("tenant/trigger id") by the time their fire job was last queued
+#: for (ms): the sweep's index (triggers/sweep.py). With the records (one key, one Cluster slot), written
+#: after the trigger's own write: a write lost leaves a score too early (a look for nothing), never too late
+TRIGGER_TIMES: Final = "ix:trigger-times"
 #: HASH of the RS256 keys that sign dynamic webhook deliveries (server-wide: one JWKS for every tenant):
 #: `current` -> kid, `key:<kid>` -> the key's record (its private half sealed), `retire:<kid>` -> when a
 #: replaced key stops being published (ms); one key, so one script changes it all (store/signing_keys.py)
@@ -228,8 +232,9 @@ def webhook_delivered(tenant: str, event_id: str, target: str) -> str:
 
 
 def event_job_id(tenant: str, interaction_id: str) -> str:
-    """The arq job that turns an interaction's end into webhook deliveries (one per interaction: a status
-    change that notifies happens once, as it ends)."""
+    """The arq job of an interaction's end, which every subscriber of it hears (its webhooks, the trigger
+    execution that made it): one per interaction, a status change that notifies happens once, as it ends.
+    Its `whev/` is from when webhooks were its only subscriber (a job an earlier version queued runs)."""
     return f"whev/{tenant}/{interaction_id}"
 
 
@@ -279,6 +284,8 @@ class Field:
     DEPTH: Final = "depth"
     #: "1" when the request had a webhook_config: its end is notified even with no enabled webhook
     WEBHOOK_CONFIG: Final = "wh"
+    #: the trigger execution that made it (store/triggers.py `marker`), which hears its end (_notify.lua)
+    TRIGGER: Final = "trg"
     #: the id of its conversation's first interaction
     ROOT: Final = "root"
     #: its search tags, space-separated (store/search_tags.py)

@@ -32,6 +32,8 @@ class NewRecord(msgspec.Struct, kw_only=True):
     calls: int = 0
     #: the request's Idempotency-Key, recorded with it (create.lua)
     key: KeyClaim | None = None
+    #: the trigger execution that made it (store/triggers.marker), which hears its end
+    execution: str | None = None
 
 
 def packed_fields(record: NewRecord, *, claimed: bool, prev: str | None, depth: int | None = None) -> bytes:
@@ -74,6 +76,8 @@ def _fields(record: NewRecord, *, claimed: bool) -> list[Any]:
         fields += [Field.FENCE, "1", Field.ATTEMPTS, "1"]
     if configured(record):
         fields += [Field.WEBHOOK_CONFIG, "1"]
+    if record.execution is not None:
+        fields += [Field.TRIGGER, record.execution]
     return fields
 
 
@@ -81,3 +85,9 @@ def configured(record: NewRecord) -> bool:
     """Whether the request asked for webhooks of its own (its end is notified with no webhook enabled)."""
     config = record.config.config.webhook_config
     return config is not None and bool(config.uris)
+
+
+def subscribed(record: NewRecord) -> bool:
+    """Whether its end has a subscriber of its own, whatever the tenant's webhooks: the request's
+    webhook_config, or the trigger execution that made it (scripts/_notify.lua)."""
+    return configured(record) or record.execution is not None

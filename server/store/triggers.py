@@ -71,6 +71,11 @@ _config = msgspec.json.Decoder(TriggerConfig).decode
 _execution = msgspec.json.Decoder(ExecutionRecord).decode
 
 
+def marker(trigger_id: str, execution_id: str) -> str:
+    """What an interaction an execution made holds in its Field.TRIGGER (neither id has a space)."""
+    return f"{trigger_id} {execution_id}"
+
+
 def _int(values: dict[bytes, bytes], field: str) -> int | None:
     raw = values.get(field.encode())
     return None if raw is None else int(raw)
@@ -188,14 +193,42 @@ class Triggers:
     async def settle(
         self, tenant: str, trigger_id: str, execution_id: str, status: str, error: str, **how: Any
     ) -> bool:
-        """trigger_settle.lua: `how` has now, failed (bool), limit."""
+        """trigger_settle.lua: `how` has now, failed (bool), limit, and optionally interaction_id (the
+        interaction whose end settles it)."""
         args = [execution_id, status, error, how["now"], "1" if how["failed"] else "0", how["limit"]]
+        args.append(how.get("interaction_id", ""))
         done = await self.scripts.trigger_settle(keys=self._keys(tenant, trigger_id), args=args)
         return bool(int(done))
+
+    async def made_by(self, tenant: str, interaction_id: str) -> tuple[str, str, str] | None:
+        """(trigger id, execution id, the interaction's status) of an interaction a trigger's execution
+        made (its hash's Field.TRIGGER); None for any other, or one gone."""
+        made, status = await self.redis.hmget(
+            keys.interaction(tenant, interaction_id), [keys.Field.TRIGGER, keys.Field.STATUS]
+        )
+        if made is None or status is None:
+            return None
+        trigger_id, _, execution_id = text(made).partition(" ")
+        return trigger_id, execution_id, text(status)
 
     def _keys(self, tenant: str, trigger_id: str, *, ids: bool = False) -> list[str]:
         names = [keys.trigger(tenant, trigger_id), keys.trigger_executions(tenant, trigger_id)]
         return [*names, keys.trigger_execution_ids(tenant, trigger_id)] if ids else names
+
+    async def index(self, tenant: str, trigger_id: str, next_ms: int) -> None:
+        """The sweep looks at the trigger again once `next_ms` is long past (keys.TRIGGER_TIMES)."""
+        await self.redis.zadd(keys.TRIGGER_TIMES, {keys.member(tenant, trigger_id): next_ms})
+
+    async def unindex(self, tenant: str, trigger_id: str) -> None:
+        await self.redis.zrem(keys.TRIGGER_TIMES, keys.member(tenant, trigger_id))
+
+    async def overdue(self, before_ms: int, count: int) -> list[tuple[str, str]]:
+        """Up to `count` (tenant, trigger id) of triggers indexed at a time before `before_ms`: one command
+        when there is none (the sweep's idle cost)."""
+        found: list[Any] = await self.redis.zrangebyscore(
+            keys.TRIGGER_TIMES, "-inf", f"({before_ms}", start=0, num=count
+        )
+        return [keys.split_member(text(each)) for each in found]
 
     async def execution(self, tenant: str, trigger_id: str, execution_id: str) -> ExecutionRecord | None:
         raw = await self.redis.hget(keys.trigger_executions(tenant, trigger_id), execution_id)

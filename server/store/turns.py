@@ -16,7 +16,7 @@ from arq.constants import in_progress_key_prefix, job_key_prefix
 
 from . import keys
 from .commands import now_ms
-from .jobs import KINDS, TRIGGER_MARK_MS, Jobs, Mark, mark_of
+from .jobs import FIRE_MARK_MS, KINDS, RUN_MARK_MS, Jobs, Mark, mark_of
 
 #: what a token of this version says (scripts/_turns.lua): the next tenant's next job waits
 WAKE_TOKEN: Final = "*"
@@ -44,11 +44,11 @@ def woken_by(token: str) -> Wake | None:
 
 
 class Marks(NamedTuple):
-    """How long a worker's mark in progress holds a job of each mark (ms)."""
+    """How long a worker's mark in progress holds a job of each mark (ms): store/jobs.py says why."""
 
-    run: int
     attempt: int
-    fire: int = TRIGGER_MARK_MS
+    run: int = RUN_MARK_MS
+    fire: int = FIRE_MARK_MS
 
     def of(self, job_id: str) -> int:
         return self.by_mark(mark_of(job_id))

@@ -27,7 +27,7 @@ from ..store import keys
 from ..store.commands import now_ms
 from ..store.jobs import TRIGGER_END_JOB, TRIGGER_JOB
 from ..store.store import Store
-from ..store.triggers import FIRED, GONE, INACTIVE, STALE, ExecutionRecord, FireOutcome, TriggerRecord
+from ..store.triggers import FIRED, GONE, INACTIVE, STALE, ExecutionRecord, FireOutcome, TriggerRecord, marker
 from . import headers, template
 from .outcome import Outcomes
 from .schedule import Schedule
@@ -60,7 +60,8 @@ class Firing:
         self.settings = settings
 
     async def queue(self, tenant: str, trigger_id: str, scheduled_ms: int) -> None:
-        """The fire job of a time (nothing if it is queued already)."""
+        """The fire job of a time (nothing if it is queued already), then the sweep's note of that time
+        (sweep.py): should the job be lost, the sweep finds the trigger once the time is long past."""
         job = keys.trigger_fire_job_id(tenant, trigger_id, scheduled_ms)
         # a time now or past is still queued for later (1 ms): every fire job is in the deferred set, so
         # that one whose worker died is woken again (due.lua)
@@ -68,6 +69,7 @@ class Firing:
         await self.store.jobs.enqueue_call(
             job, TRIGGER_JOB, (tenant, trigger_id, scheduled_ms), run_at_ms=run_at
         )
+        await self.store.triggers.index(tenant, trigger_id, scheduled_ms)
 
     async def fire(self, tenant: str, trigger_id: str, scheduled_ms: int) -> None:
         """The job of one scheduled time."""
@@ -160,7 +162,14 @@ class Firing:
         try:
             request, steps, warnings = template.decoded(body)
             reply = await self.creator.create(
-                tenant, request, steps, warnings, idempotency_key=key, body=body
+                tenant,
+                request,
+                steps,
+                warnings,
+                idempotency_key=key,
+                body=body,
+                # the interaction names the execution, which hears of its end (outcome.py)
+                execution=marker(trigger_id, execution.id),
             )
         except RequestError as exc:
             # refused now though it passed at create (a route or an agent removed since, a chain too deep)

@@ -1,11 +1,13 @@
 """How an execution ends: with its interaction's end, or at its trigger's `execution_timeout_seconds`.
 
-An execution in progress is settled (trigger_settle.lua, once) when anyone looks: a read of its trigger
-or of its executions, the trigger's next fire (which must know whether its last run still goes), and a job
-due at the execution's timeout, which cancels an interaction still running then. A client therefore never
-reads an execution `in_progress` whose interaction has ended, and the failure count and the `error` status
-are up to date whenever they are read or needed; no script that ends an interaction has to know of
-triggers (README, "Triggers").
+The interaction an execution makes names it (its hash's Field.TRIGGER), so the script that ends it queues
+the job of its end (store/scripts/_notify.lua) as it does for an interaction whose webhooks listen, and
+that job settles the execution (`ended`, trigger_settle.lua, once) as soon as the interaction ends: its
+status, its `end_time`, the trigger's failure count and its `error` status are written then, read or not.
+The backstop stays: an execution in progress is also settled when anyone looks (a read of its trigger or
+of its executions, the trigger's next fire, which must know whether its last run still goes) and by a job
+due at its timeout, which cancels an interaction still running then; so an end job lost (a failover that
+lost the last writes, an interaction made by an earlier version) delays an execution's end only until then.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 #: interactions ended so that the execution succeeded: it answered (a function call it asks the client
 #: for is an answer too)
 _SUCCEEDED = frozenset({st.COMPLETED, st.REQUIRES_ACTION, st.REQUIRES_CONTINUATION})
+TIMED_OUT = "timed_out"
 #: an execution whose interaction was never created (its fire's worker died, and no fire came again) is
 #: failed after this long
 _NEVER_CREATED_MS = 60_000
@@ -55,7 +58,7 @@ class Outcomes:
         if ended is None:
             return False
         status, error = ended
-        return await self.store.triggers.settle(
+        settled = await self.store.triggers.settle(
             tenant,
             trigger_id,
             execution.id,
@@ -64,6 +67,34 @@ class Outcomes:
             now=now_ms(),
             failed=status != "completed",
             limit=record.config.max_consecutive_failures,
+        )
+        if settled and status == TIMED_OUT and execution.ix is not None:
+            # stopped once settled, so that the end the cancel makes (heard by `ended`) finds it settled
+            with contextlib.suppress(RequestError, *UNAVAILABLE):
+                await self.control.cancel(tenant, execution.ix)
+        return settled
+
+    async def ended(self, tenant: str, interaction_id: str) -> bool:
+        """The part of an interaction's end job (worker_jobs.interaction_ended): the execution that made
+        it settled with its end, and the interaction recorded on it (its fire may not have yet); whether it
+        was settled (not for an interaction no execution made, nor twice)."""
+        made = await self.store.triggers.made_by(tenant, interaction_id)
+        if made is None:
+            return False
+        trigger_id, execution_id, status = made
+        ended = _outcome(status)
+        record = await self.store.triggers.get(tenant, trigger_id)
+        if ended is None or record is None:
+            return False
+        return await self.store.triggers.settle(
+            tenant,
+            trigger_id,
+            execution_id,
+            *ended,
+            now=now_ms(),
+            failed=ended[0] != "completed",
+            limit=record.config.max_consecutive_failures,
+            interaction_id=interaction_id,
         )
 
     async def _end_of(
@@ -79,13 +110,18 @@ class Outcomes:
         status = await self.store.interactions.status(tenant, execution.ix)
         if status is None:
             return "failed", f"its interaction {execution.ix} is gone (deleted or expired)"
-        if status in _SUCCEEDED:
-            return "completed", ""
-        if status in st.TERMINAL:
-            return "failed", f"its interaction ended {status}"
+        if (ended := _outcome(status)) is not None:
+            return ended
         if not late:
             return None
-        # still running past the trigger's timeout: it is stopped, and the execution timed out
-        with contextlib.suppress(RequestError, *UNAVAILABLE):
-            await self.control.cancel(tenant, execution.ix)
-        return "timed_out", f"its interaction ran past execution_timeout_seconds ({timeout_ms // 1000})"
+        # still running past the trigger's timeout: the execution timed out, and its interaction is stopped
+        return TIMED_OUT, f"its interaction ran past execution_timeout_seconds ({timeout_ms // 1000})"
+
+
+def _outcome(status: str) -> tuple[str, str] | None:
+    """(status, error) of an execution whose interaction is `status` (a record's), None while it goes on."""
+    if status in _SUCCEEDED:
+        return "completed", ""
+    if status in st.TERMINAL:
+        return "failed", f"its interaction ended {status}"
+    return None

@@ -132,6 +132,8 @@ class TriggerResource:
     async def delete(self, tenant: str, trigger_id: str) -> None:
         if not await self.store.triggers.delete(tenant, rules.checked_id(trigger_id)):
             raise TriggerNotFound(trigger_id)
+        # after it: a delete cut short here leaves a note the sweep drops (the trigger is gone)
+        await self.store.triggers.unindex(tenant, trigger_id)
 
     async def run(self, tenant: str, trigger_id: str) -> Execution:
         record = await self.record(tenant, trigger_id)

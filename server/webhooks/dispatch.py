@@ -1,9 +1,11 @@
 """An interaction's end, turned into one delivery job per target (the event job's work), and pings.
 
 The event job is queued by the script that ends the interaction (store/scripts/_notify.lua), so it exists
-exactly when the end does. It reads the record, finds its targets, and queues a delivery per target: the
-request's `webhook_config.uris` when it names any (instead of the registered webhooks, as Google's SDK
-documents them), else the tenant's enabled webhooks subscribed to the event. An end is two events: Google's
+exactly when the end does; it is the job of the end's every subscriber (worker_jobs.interaction_ended: a
+trigger's execution hears it too), and this is its webhooks' part. It reads the record, finds its
+targets, and queues a delivery per target: the request's `webhook_config.uris` when it names any (instead
+of the registered webhooks, as Google's SDK documents them), else the tenant's enabled webhooks
+subscribed to the event. An end is two events: Google's
 `interaction.*` and OpenAI's `response.*` (events.py); a webhook subscribed to both gets both, each a
 delivery of its own, with its own id. `webhook_config.uris` get Google's only: they are Google's feature,
 documented to receive its events, and a receiver ported from Google would not know OpenAI's (OpenAI has no

@@ -39,14 +39,7 @@ class Group:
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._spawn("replica", [
-            "--port", str(self.replica_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            # the copy a replica takes of the primary is written to its directory, not the caller's
-            "--dir", str(self.workdir),
-            "--replicaof", "127.0.0.1", str(self.primary_port),
-        ])  # fmt: skip
-        replica = redis.Redis(host="127.0.0.1", port=self.replica_port)
-        until(lambda: in_sync(replica), timeout=15)
+        self._start_replica(self.primary_port)
         for index, port in enumerate(self.sentinel_ports):
             config = self.workdir / f"sentinel-{index}.conf"
             config.write_text(
@@ -66,6 +59,22 @@ class Group:
         sentinel = redis.Redis(host="127.0.0.1", port=self.sentinel_ports[0])
         address = sentinel.sentinel_get_master_addr_by_name(SERVICE)  # type: ignore[no-untyped-call]
         return int(address[1])
+
+    def _start_replica(self, primary_port: int) -> None:
+        self._spawn("replica", [
+            "--port", str(self.replica_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            # the copy a replica takes of the primary is written to its directory, not the caller's
+            "--dir", str(self.workdir),
+            "--replicaof", "127.0.0.1", str(primary_port),
+        ])  # fmt: skip
+        replica = redis.Redis(host="127.0.0.1", port=self.replica_port)
+        until(lambda: in_sync(replica), timeout=15)
+
+    def restart_replica(self) -> None:
+        """Start the replica this group started again (after `kill_replica`), a replica of the primary now,
+        until the Sentinels count it up again."""
+        self._start_replica(self.primary())
+        until(lambda: self.replicas() >= 1, timeout=30, interval=0.2)
 
     def kill_replica(self) -> None:
         """SIGKILL the replica this group started (after a failover, the primary)."""

@@ -1,11 +1,14 @@
 """Redis Sentinel (REDIS_URL=redis+sentinel://…): a primary, a replica and three Sentinels on loopback, a web
 process and a worker process following them. Under load (foreground creates, background creates, a
-followed stream), the primary is killed: the Sentinels promote the replica, and the processes follow."""
+followed stream), the primary is killed: the Sentinels promote the replica, and the processes follow. Then
+back, and then once more with triggers due through the failover."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -13,14 +16,18 @@ import redis
 
 from server.store import keys
 from server.store.replica_acks import DEGRADED_SECONDS
+from server.store.triggers import marker
 
 from ..support import Stack, new_key, tenant_of
 from ..waiting import until
+from . import due_triggers
 from .load import PATH, Creator, Follower, outcomes
 from .sentinels import Group, stack_on_sentinels
 
 #: with a replica acknowledging every write, a failover loses nothing that was acknowledged
 CONFIG = {"store": {"replica_acks": 1, "replica_ack_timeout_ms": 500}}
+#: triggers firing through the third test's failover
+TRIGGERS = 10
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +126,62 @@ def test_the_old_primary_returns_as_a_replica_and_a_second_failover_goes_back(
     with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as client:
         missing = [i for _, i in creator.acked if client.get(f"{PATH}/{i}").status_code != 200]
     assert missing == [], f"{len(missing)} acknowledged interactions lost"
+
+
+def test_triggers_due_through_a_failover_fire_once_each(failover: tuple[Stack, Group]) -> None:
+    """After the second test's failover back: the group's replica is started again, then triggers fire
+    every 2 s while the primary is killed. Each time makes exactly one execution and at most one
+    interaction, none twice; none is lost (the fire job of each next time was on the replica when the
+    primary died: replica_acks); the times due while there was no primary fire once the new one answers,
+    late; and every trigger fires on after the failover."""
+    stack, group = failover
+    group.restart_replica()
+    time.sleep(DEGRADED_SECONDS)  # the replica acknowledges writes again
+    key = new_key()
+    period_ms = 2000
+    with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=10) as http:
+        ids = due_triggers.make(http, TRIGGERS, "*/2 * * * * *")
+        time.sleep(4.5)
+        killed_ms = int(time.time() * 1000)
+        stop_primary(stack, group)
+        until(
+            lambda: http.get(f"{due_triggers.TRIGGERS}/{ids[0]}").status_code == 200, timeout=30, interval=0.2
+        )
+        back_ms = int(time.time() * 1000)
+        time.sleep(6)
+        for trigger_id in ids:
+            assert (
+                http.patch(f"{due_triggers.TRIGGERS}/{trigger_id}", json={"status": "paused"}).status_code
+                == 200
+            )
+
+        def ended() -> dict[str, list[dict[str, Any]]] | None:
+            found = {trigger_id: due_triggers.executions(http, trigger_id) for trigger_id in ids}
+            return None if any(e["status"] == "in_progress" for f in found.values() for e in f) else found
+
+        done = until(ended, timeout=30, interval=0.5)
+    statuses = Counter((e["status"], e.get("error")) for found in done.values() for e in found)
+    print(f"failover {back_ms - killed_ms} ms; executions by status and error {dict(statuses)}")
+    made = due_triggers.made_by_executions(redis.Redis(host="127.0.0.1", port=group.primary()), key)
+    for trigger_id, found in done.items():
+        times = [int(e["id"][1:]) for e in found]
+        assert times == sorted(set(times)) and not due_triggers.gaps(times, period_ms), (trigger_id, times)
+        assert times[0] < killed_ms and times[-1] > back_ms, (trigger_id, times, killed_ms, back_ms)
+        ran = [e for e in found if e.get("interaction_id")]
+        # each execution made one interaction, and no second one (an interaction names its execution)
+        assert all(made[marker(trigger_id, e["id"])] == 1 for e in ran), (trigger_id, made)
+        assert any(e["status"] == "completed" and int(e["id"][1:]) > back_ms for e in found), found
+    assert sum(made.values()) == sum(1 for f in done.values() for e in f if e.get("interaction_id"))
+
+
+def stop_primary(stack: Stack, group: Group) -> None:
+    """SIGKILL whichever Redis is the primary now, and wait until the Sentinels have promoted the other."""
+    first = group.primary()
+    if first == stack.redis.port:
+        stack.redis.stop(kill=True)
+    else:
+        group.kill_replica()
+    until(lambda: group.primary() != first, timeout=20, interval=0.1)
 
 
 def stuck(stack: Stack, group: Group, tenant: str, interaction_ids: list[str]) -> str:

@@ -19,13 +19,13 @@ from arq.jobs import serialize_job
 
 from server.launch.redis_process import RedisProcess
 from server.protocol import status as st
+from server.runner.job_loop import JobLoop
 from server.runner.loops import first_pause
 from server.runtime import Runtime
 from server.store import keys
 from server.store.commands import now_ms
 from server.store.jobs import EVENT_JOB, JOB_NAME, Jobs, job_serializer
 from server.store.turns import WAKE_TOKEN
-from server.waking_worker import WakingWorker
 from server.worker_host import WorkerHost
 
 from ..waiting import until_async
@@ -35,16 +35,16 @@ TENANT = "tenant-wake"
 ECHO = {"model": "echo", "input": "hi", "background": True}
 
 
-def count_queue_reads(worker: WakingWorker) -> list[int]:
+def count_queue_reads(worker: JobLoop) -> list[int]:
     """A one-item list counting the worker's reads of the whole queue from now on."""
     reads = [0]
-    read_queue = worker._poll_iteration
+    read_queue = worker.read_queue
 
     async def counted() -> None:
         reads[0] += 1
         await read_queue()
 
-    worker._poll_iteration = counted  # type: ignore[method-assign]
+    worker.read_queue = counted  # type: ignore[method-assign]
     return reads
 
 
@@ -177,7 +177,7 @@ async def test_a_stopping_worker_hands_a_token_it_took_to_another_worker(
     runtime: Runtime, worker: WorkerHost
 ) -> None:
     await waiting_for_a_token(runtime)
-    worker.worker.allow_pick_jobs = False  # as WorkerHost.stop begins
+    worker.worker.taking = False  # as WorkerHost.stop begins
 
     await runtime.store.jobs.enqueue(TENANT, "for-another", 0)
     job = keys.job_id(TENANT, "for-another", 0)

@@ -23,7 +23,9 @@ TENANT = "t-jobs"
 IN_PROGRESS_MS = 60_000
 MARKS = Marks(run=IN_PROGRESS_MS, attempt=IN_PROGRESS_MS)
 #: jobs for later, named as webhook deliveries are (wh/<tenant>/...), and a trigger's fire of another tenant
-FAR, NOW, DUE, RUNNING, GONE = (f"wh/{TENANT}/{name}" for name in ("far", "now", "due", "running", "gone"))
+FAR, NOW, DUE, RUNNING, GONE, RETRY = (
+    f"wh/{TENANT}/{name}" for name in ("far", "now", "due", "running", "gone", "retry")
+)
 OTHER = "t-other"
 OTHERS = keys.trigger_fire_job_id(OTHER, "tr_1", 1000)
 
@@ -192,7 +194,8 @@ async def test_due_jobs_get_a_turn_each_until_taken(store: Store) -> None:
     scores = await later(store)
     assert set(scores) == {DUE, RUNNING, FAR, OTHERS}
     assert before + 5_000 <= scores[DUE] == scores[RUNNING] <= now_ms() + 5_000
-    assert earliest is not None and earliest[1] == scores[DUE] < far
+    # the one due again first: the fire, FIRE_AGAIN_MS on
+    assert earliest == (OTHERS, scores[OTHERS]) and scores[OTHERS] < scores[DUE]
 
     # taken, run and finished: the set forgets it the next time it would be due
     assert await store.jobs.take(DUE, IN_PROGRESS_MS) is not None
@@ -202,3 +205,26 @@ async def test_due_jobs_get_a_turn_each_until_taken(store: Store) -> None:
     assert DUE not in await later(store)
     assert await tokens(store) == [WAKE_TOKEN.encode()] * 2  # no second token
     assert await waiting(store) == [DUE.encode()]
+
+
+async def test_a_fire_jobs_token_comes_again_sooner(store: Store) -> None:
+    """A trigger's fire job held by a worker that was killed is due again FIRE_AGAIN_MS later, not AGAIN_MS:
+    once its short mark runs out, a turn brings another worker to it within a fraction of a second."""
+    fire = keys.trigger_fire_job_id(TENANT, "tr_x", 1000)
+    soon = now_ms() + 100
+    for job in (fire, RETRY):
+        await store.jobs.enqueue_call(job, JOB_NAME, (TENANT, job, 0), run_at_ms=soon)
+    await asyncio.sleep((soon - now_ms()) / 1000 + 0.01)
+    assert await store.jobs.take(fire, jobs_module.FIRE_MARK_MS) is not None  # and its worker is killed
+    before = now_ms()
+    await store.jobs.push_due(5_000)
+    scores = await later(store)
+    assert before + 5_000 <= scores[RETRY] <= now_ms() + 5_000
+    assert before + jobs_module.FIRE_AGAIN_MS <= scores[fire] <= now_ms() + jobs_module.FIRE_AGAIN_MS
+    queue = store.jobs.queue_name
+    await store.redis.delete(keys.wake(queue), keys.ring(queue), keys.waiting(queue, TENANT))
+    # its mark runs out: the next pass gives it a turn
+    await asyncio.sleep(max(jobs_module.FIRE_MARK_MS, jobs_module.FIRE_AGAIN_MS) / 1000 + 0.05)
+    await store.jobs.push_due(5_000)
+    assert await tokens(store) == [WAKE_TOKEN.encode()]
+    assert await waiting(store) == [fire.encode()]

@@ -1,7 +1,8 @@
 """A scheduled time's fire against a real Redis, with the time set where a test needs it (no waits):
 times missed while nothing ran are recorded `skipped`, never run in a burst; a fire run again after its
 worker died finishes the first run's work and makes no second execution nor interaction; a fire job for a
-time that is not the trigger's next does nothing. The runtime's own use cases (no server, no worker)."""
+time that is not the trigger's next does nothing; a trigger whose job was lost has it queued again by a
+read, and by the sweep when nobody reads it. The runtime's own use cases (no server, no worker)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from server.store.commands import now_ms
 from server.store.keys import TriggerField
 from server.triggers.firing import MISSED, scheduled_id
 from server.triggers.schedule import Schedule
-from server.triggers.wire import CreateTrigger
+from server.triggers.wire import CreateTrigger, UpdateTrigger
 
 TENANT = "t-fires"
 MINUTELY = "* * * * *"
@@ -117,3 +118,43 @@ async def test_a_read_requeues_the_lost_job_of_a_time_long_past(runtime: Runtime
     assert not await queued(runtime, trigger_id, overdue)
     await runtime.triggers.get(TENANT, trigger_id)
     assert await queued(runtime, trigger_id, overdue)
+
+
+async def swept_note(runtime: Runtime, trigger_id: str) -> float | None:
+    score: float | None = await runtime.store.redis.zscore(
+        keys.TRIGGER_TIMES, keys.member(TENANT, trigger_id)
+    )
+    return score
+
+
+async def test_the_sweep_queues_again_the_lost_job_of_a_trigger_nobody_reads(runtime: Runtime) -> None:
+    trigger_id = await made(runtime)
+    # its next time passed 5 minutes ago (the fire that set it noted it) and its job was lost with it
+    overdue = Schedule(MINUTELY, "Europe/Paris").next_after(now_ms() - 6 * 60_000)
+    await set_next(runtime, trigger_id, overdue)
+    await runtime.store.triggers.index(TENANT, trigger_id, overdue)
+    assert not await queued(runtime, trigger_id, overdue)
+    before = now_ms()
+    assert await runtime.sweep.sweep_once() == 1
+    assert await queued(runtime, trigger_id, overdue)
+    # noted as looked at now: the next passes leave it alone until that is long past too
+    assert (await swept_note(runtime, trigger_id) or 0) >= before
+    assert await runtime.sweep.sweep_once() == 0
+
+
+async def test_the_sweep_drops_the_notes_of_triggers_gone_or_paused_and_moves_early_ones(
+    runtime: Runtime,
+) -> None:
+    gone, paused, early = await made(runtime), await made(runtime), await made(runtime)
+    long_ago = now_ms() - 3_600_000
+    await runtime.store.triggers.delete(TENANT, gone)  # a delete cut short before its note went
+    await runtime.triggers.update(TENANT, paused, UpdateTrigger(status="paused"), None)
+    for trigger_id in (gone, paused, early):
+        await runtime.store.triggers.index(TENANT, trigger_id, long_ago)
+    record = await runtime.store.triggers.get(TENANT, early)
+    assert record is not None and record.next_ms is not None
+    assert await runtime.sweep.sweep_once() == 3
+    assert await swept_note(runtime, gone) is None and await swept_note(runtime, paused) is None
+    # its next time is to come: its note is moved there, and nothing is queued again
+    assert await swept_note(runtime, early) == record.next_ms
+    assert await runtime.sweep.sweep_once() == 0

@@ -1,6 +1,7 @@
 """100 triggers due in the same second, on a web process and 3 worker processes, with workers SIGKILLed
 around that second (one just before it, one just after it, a new one started): each time fires exactly one
-execution and one interaction, none twice, none lost; those no kill held fire within a second."""
+execution and one interaction, none twice, none lost, and every one within a few seconds, those a killed
+worker held too."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def executions(http: httpx.Client, trigger_id: str) -> list[dict[str, object]]:
 def test_a_hundred_due_in_one_second_fire_once_each(stack: Stack) -> None:
     key = new_key()
     with httpx.Client(base_url=stack.url, headers={"x-goog-api-key": key}, timeout=30) as http:
-        due = int(time.time()) + 8
+        due = int(time.time()) + 12
         body = {
             "interaction": {"agent": "echo", "input": "on the dot"},
             "schedule": f"{due % 60} * * * * *",
@@ -89,7 +90,9 @@ def test_a_hundred_due_in_one_second_fire_once_each(stack: Stack) -> None:
     late_ms.sort()
     on_time = sum(1 for each in late_ms if each < 1000)
     print(
-        f"fire lateness ms: p50 {late_ms[COUNT // 2]}, p99 {late_ms[COUNT * 99 // 100]}; {on_time} within 1 s"
+        f"fire lateness ms: p50 {late_ms[COUNT // 2]}, p99 {late_ms[COUNT * 99 // 100]}, max {late_ms[-1]}; "
+        f"{on_time} within 1 s"
     )
-    # a fire a killed worker held is finished once its mark runs out (10 s); the others are on time
-    assert late_ms[0] >= 0 and on_time >= COUNT // 2
+    # a fire a killed worker held is taken again once its short mark runs out (store/jobs.py FIRE_MARK_MS,
+    # its token FIRE_AGAIN_MS later): about a second late at most, bounded here with a loaded machine's margin
+    assert late_ms[0] >= 0 and late_ms[-1] < 5000, late_ms[-10:]

@@ -3,11 +3,11 @@
 -- (one key); its older ancestors, whose earliest expiry each interaction notes in `cexp`, only when that
 -- comes before the new turn's, and then all of them, to half a TTL beyond it: so the O(depth) walk happens
 -- at most once per half TTL of a conversation, unless the caller needs the chain's steps (`walk`).
--- An interaction stored already ended queues its webhook job (_notify.lua) when the caller gives one, and
+-- An interaction stored already ended queues the job of its end (_notify.lua) when the caller gives one, and
 -- adds what it used to its tenant's usage of the day (_usage.lua).
 -- KEYS[1] the interaction's hash, KEYS[2] the tenant's enabled webhooks, KEYS[3] the tenant's usage of the
 -- day, then the shared keys when they are on this Redis (store/queue_side.py): KEYS[4] the running set,
--- KEYS[5..7] the webhook job's key, the queue, the token list
+-- KEYS[5..7] the end job's key, the queue, the token list
 -- ARGV[1] tenant key prefix, ARGV[2] previous interaction id or '', ARGV[3] ttl ms, ARGV[4] max depth,
 -- ARGV[5] now ms, ARGV[6] chain: 'walk' (check it, return its steps), 'check', or 'skip' (checked before)
 -- ARGV[7] the chain's earliest expiry, from an earlier check ('' if none), ARGV[8] lease deadline ms, if
@@ -15,8 +15,9 @@
 -- fields and values as netstrings ("6:status11:in_progress..."): one argument rather than two dozen, since
 -- the client spends more on each argument than the server ('': check the chain only, store nothing),
 -- ARGV[11] the unfinished statuses (lifecycle.UNFINISHED): a chain cannot continue from those,
--- ARGV[12] the webhook job's id ('' for none), ARGV[13] the job, ARGV[14] its key's ttl ms,
--- ARGV[15] most wake tokens kept, ARGV[16] '1' when the request had a webhook_config,
+-- ARGV[12] the end job's id ('' for none), ARGV[13] the job, ARGV[14] its key's ttl ms,
+-- ARGV[15] most wake tokens kept, ARGV[16] '1' when its end has a subscriber of its own (a webhook_config,
+-- a trigger's execution: new_records.subscribed),
 -- ARGV[17] its search tags but the conversation's (_index.lua), ARGV[18] the conversation's first
 -- interaction, from an earlier check ('' if none), ARGV[19] the key of the request's Idempotency-Key ('' for
 -- none), ARGV[20] what it records ("<id> <body digest>"), ARGV[21] its ttl ms, ARGV[22] its body (its
@@ -28,7 +29,7 @@
 -- request's now.
 -- The new interaction notes its conversation (`root`, the chain's first interaction) and its tags (`ix`),
 -- and joins their indexes with its score (`sc`); the parent's indexes are kept as long as the parent.
--- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root, '1' if a webhook job
+-- Returns {'ok', {in_1, out_1, ...} newest first, chain expiry or '', depth, root, '1' if its end job
 -- is due else ''} or {error, id} or {'repeat', what the key recorded}.
 local prefix, prev, ttl, now, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[5]), ARGV[6]
 local max_depth = tonumber(ARGV[4])

@@ -1,23 +1,23 @@
 -- The one compare-and-set that ends a run: status (an ending event's moves), output and the terminal
 -- events in one step, so a reader that sees the terminal event can trust the record, and cancel and
 -- completion have one winner.
--- A status its webhooks hear of (ARGV[14]) also queues their job (_notify.lua); a status that ends it adds
--- what it used to its tenant's usage of the day (_usage.lua).
+-- A status its subscribers hear of (ARGV[14]) also queues the job of its end (_notify.lua); a status that
+-- ends it adds what it used to its tenant's usage of the day (_usage.lua).
 -- KEYS[1] hash, KEYS[2] event log, KEYS[3] cancel acknowledgement list, KEYS[4] the tenant's enabled
 -- webhooks, KEYS[5] the tenant's usage of the day, then the shared keys when they are on this Redis
--- (store/queue_side.py): KEYS[6] the running set, KEYS[7..9] the webhook job's key, the queue, the token list
+-- (store/queue_side.py): KEYS[6] the running set, KEYS[7..9] the end job's key, the queue, the token list
 -- ARGV[1] fence of the runner, or '' for an administrative settle (a cancel or reaper without a live run):
 --         it takes a new fence so a late runner is refused, and numbers the events itself
 -- ARGV[2] the event's moves, ARGV[3] the status whose end a cancel waits for (its ack list is pushed),
 -- ARGV[4] output blob, ARGV[5] updated timestamp, ARGV[6] log ttl ms, ARGV[7] running-set member,
--- ARGV[8] ack ttl ms, ARGV[9] the webhook job's id, ARGV[10] the job, ARGV[11] now ms,
--- ARGV[12] its key's ttl ms, ARGV[13] most wake tokens kept, ARGV[14] the statuses webhooks hear of,
+-- ARGV[8] ack ttl ms, ARGV[9] the end job's id, ARGV[10] the job, ARGV[11] now ms,
+-- ARGV[12] its key's ttl ms, ARGV[13] most wake tokens kept, ARGV[14] the statuses subscribers hear of,
 -- ARGV[15] what the run used (_usage.lua's amounts), ARGV[16] the usage's ttl ms (every event this script
 -- is given ends the interaction: store/runs.py), ARGV[17..] runner: seq, frame, ... ; administrative:
 -- frame, ... (SSE frames whose JSON has no event_id yet)
--- Returns {'ok', last seq, new status, '1' if a webhook job is due else '', its tags} | {'missing'} |
+-- Returns {'ok', last seq, new status, '1' if its end job is due else '', its tags} | {'missing'} |
 -- {'fenced', current} | {'status', current}
-local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log', 'wh', 'ix')
+local f = redis.call('HMGET', KEYS[1], 'fence', 'status', 'seq', 'log', 'wh', 'ix', 'trg')
 if not f[2] then return {'missing'} end
 if ARGV[1] ~= '' and f[1] ~= ARGV[1] then return {'fenced', f[2]} end
 local target = move_of(ARGV[2], f[2])
@@ -52,6 +52,6 @@ count_usage(KEYS[5], f[6], target, ARGV[15], ARGV[16], ARGV[11])
 local due = false
 if one_of(ARGV[14], target) then
   due = queue_event_job({gate = KEYS[4], job_key = KEYS[7], queue = KEYS[8], wake = KEYS[9], job = ARGV[9],
-    blob = ARGV[10], now = ARGV[11], ttl = ARGV[12], cap = ARGV[13]}, f[5] == '1')
+    blob = ARGV[10], now = ARGV[11], ttl = ARGV[12], cap = ARGV[13]}, f[5] == '1' or f[7] ~= false)
 end
 return {'ok', tostring(seq), target, due and '1' or '', f[6] or ''}
