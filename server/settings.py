@@ -289,6 +289,9 @@ def _load_file(tp: type[T], env: Mapping[str, str], variable: str, default_name:
 
 
 _TENANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: names a tenant may not have: a run's job id starts with its tenant's name, and the queue's other kinds of
+#: jobs with these (store/jobs.py KINDS, which tests/test_config.py holds this to)
+RESERVED_TENANTS = frozenset({"whev", "wh", "del", "trig"})
 _SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
@@ -307,10 +310,10 @@ def _cross_check(loaded: object) -> str | None:
         if not _SHA256_HEX.fullmatch(digest):
             # the key itself in place of its digest would never match, and would sit in the file in clear
             return "auth.keys: every key must be the sha256 hex digest of an API key (64 hex digits)"
-        if not _TENANT_NAME.fullmatch(tenant):
+        if not _TENANT_NAME.fullmatch(tenant) or tenant in RESERVED_TENANTS:
             # a tenant name goes into every Redis key of the tenant: two names must never become one
             return (
-                f"auth.keys.{digest[:8]}…: expected a tenant name of 1-64 of A-Z a-z 0-9 _ . -, "
-                f"got {json.dumps(tenant)}"
+                f"auth.keys.{digest[:8]}…: expected a tenant name of 1-64 of A-Z a-z 0-9 _ . - other than "
+                f"{', '.join(sorted(RESERVED_TENANTS))}, got {json.dumps(tenant)}"
             )
     return None

@@ -28,6 +28,7 @@ from server.api.errors import upstream_error
 from server.backend_kinds import KINDS
 from server.config_errors import ConfigError
 from server.settings import EchoSettings, ModelRoute, parse_bool
+from server.store import jobs
 from server.upstream.base import UpstreamError
 from server.upstream.routing import Router, Unkeyed
 from tests.fakes.http import FakeServer
@@ -240,6 +241,16 @@ def test_auth_keys_must_be_digests_and_tenant_names(tmp_path: Path) -> None:
     message, path = config_error(tmp_path, f'[auth.keys]\n"{digest}" = "team a"\n')
     assert message.startswith(f"{path}: auth.keys.abababab…: expected a tenant name")
     assert message.endswith('got "team a"')
+
+
+def test_a_tenant_may_not_be_named_as_a_kind_of_job(tmp_path: Path) -> None:
+    """A run's job id starts with its tenant's name, another kind's with its prefix: a tenant named like
+    one would have its runs taken for that kind's jobs."""
+    assert {prefix.removesuffix("/") for prefix in jobs.PREFIXES} == settings.RESERVED_TENANTS
+    message, path = config_error(tmp_path, f'[auth.keys]\n"{"ab" * 32}" = "wh"\n')
+    assert message.startswith(f"{path}: auth.keys.abababab…: expected a tenant name") and message.endswith(
+        'got "wh"'
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
