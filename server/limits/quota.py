@@ -9,7 +9,6 @@ admission found, a background one what is left when its worker starts it (runner
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 
 from ..errors import OverLimit
 from ..observability import usage as usage_metrics
@@ -25,21 +24,6 @@ class Quota:
     def replace(self, table: LimitsTable) -> None:
         """The limits server.toml says now (limits/table.py Watcher)."""
         self.table = table
-
-    @contextlib.asynccontextmanager
-    async def admitted(
-        self, tenant: str, background_id: str | None, *, stores: bool
-    ) -> AsyncIterator[int | None]:
-        """`admit`, for the create within: one that fails (raises) no longer holds a background run
-        (it was not stored, or is stored ended)."""
-        budget = await self.admit(tenant, background_id, stores=stores)
-        try:
-            yield budget
-        except Exception:
-            if background_id is not None:
-                with contextlib.suppress(Exception):
-                    await self.forget(tenant, background_id)
-            raise
 
     async def admit(
         self, tenant: str, background_id: str | None = None, *, stores: bool = True
@@ -65,6 +49,8 @@ class Quota:
         return None if left < 0 else left
 
     async def forget(self, tenant: str, interaction_id: str) -> None:
-        """A background interaction admitted and then not stored (its create failed): no longer counted."""
+        """A background interaction admitted and then not stored (its create failed): no longer counted.
+        Best effort: one that stays is dropped once it is older than a create takes (limits.lua)."""
         if self.table.of(tenant).background_runs:
-            await self.store.forget_background(tenant, interaction_id)
+            with contextlib.suppress(Exception):
+                await self.store.forget_background(tenant, interaction_id)

@@ -70,7 +70,8 @@ class Creator(UseCase):
         CreatePlan.execution."""
         interaction_id = new_id()
         background = interaction_id if request.background else None
-        async with self.quota.admitted(tenant, background, stores=request.store) as budget:
+        budget = await self.quota.admit(tenant, background, stores=request.store)
+        try:
             request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
             plan = plan_create(
                 request,
@@ -82,6 +83,11 @@ class Creator(UseCase):
             )
             plan.stored.dialect, plan.budget, plan.execution = dialect, budget, execution
             return await self._planned(tenant, interaction_id, plan, body)
+        except Exception:
+            if background is not None:
+                # not stored (or stored ended): it no longer holds one of the tenant's background runs
+                await self.quota.forget(tenant, background)
+            raise
 
     async def _planned(
         self, tenant: str, interaction_id: str, plan: CreatePlan, body: bytes
