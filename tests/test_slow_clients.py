@@ -5,7 +5,8 @@ served at once before `[http] max_connections`): some send part of their headers
 a header byte at a time, some send nothing, some stay open idle after a request; all are closed by the
 server once `[http] header_read_timeout_seconds` (the default, 10 s) is up. Others send their headers and
 part of a body and stall: each is answered 408 and closed once `body_read_timeout_seconds` is up.
-Meanwhile a normal client's requests answer within a second.
+Meanwhile a normal client's requests answer within a second (nine in ten at least, on a shared machine),
+and none waits anywhere near the header timeout.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 2.0
 #: what a normal request may take meanwhile (generous: the machine is shared)
 PROMPT_SECONDS = 1.0
+#: what none may take: a request held by the slow ones would wait for the header timeout (10 s); one the
+#: shared machine paused (the suite runs three test processes beside the server) took 1.8 s once
+NEVER_SECONDS = HEADER_TIMEOUT / 4
 #: how late after its timeout a connection may be closed
 SLACK = 3.0
 
@@ -141,7 +145,8 @@ class Prober:
         assert not self.errors, self.errors[:3]
         assert len(self.seconds) >= 3, self.seconds
         slow = [round(s, 3) for s in self.seconds if s > PROMPT_SECONDS]
-        assert not slow, f"normal requests took {slow} s"
+        assert len(slow) * 10 <= len(self.seconds), f"normal requests took {slow} s"
+        assert max(self.seconds) < NEVER_SECONDS, f"normal requests took {slow} s"
 
 
 def trickle(socks: list[socket.socket], stop: threading.Event) -> None:
