@@ -12,7 +12,7 @@ import logging
 
 import msgspec
 
-from ..errors import InvalidArgument, KeyUsed, NotFound
+from ..errors import InvalidArgument, KeyUsed, NotFound, OverLimit
 from ..observability import context, metrics
 from ..protocol import status as st
 from ..protocol import views
@@ -70,7 +70,10 @@ class Creator(UseCase):
         CreatePlan.execution."""
         interaction_id = new_id()
         background = interaction_id if request.background else None
-        budget = await self.quota.admit(tenant, background, stores=request.store)
+        try:
+            budget = await self.quota.admit(tenant, background, stores=request.store)
+        except OverLimit as over:
+            return await self._repeat_over_limit(tenant, over, request, idempotency_key, body)
         try:
             request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
             plan = plan_create(
@@ -85,7 +88,7 @@ class Creator(UseCase):
             return await self._planned(tenant, interaction_id, plan, body)
         except Exception:
             if background is not None:
-                # not stored (or stored ended): it no longer holds one of the tenant's background runs
+                # its place is freed unless it was stored before the failure (it then runs)
                 await self.quota.forget(tenant, background)
             raise
 
@@ -110,6 +113,23 @@ class Creator(UseCase):
                 await self.quota.forget(tenant, interaction_id)
             repeated = await self.idempotency.repeat(tenant, used, body)
             return await self._reply_stored(tenant, repeated, plan.stream)
+
+    async def _repeat_over_limit(
+        self, tenant: str, over: OverLimit, request: CreateRequest, idempotency_key: str | None, body: bytes
+    ) -> Reply | EventStream:
+        """A create refused by a limit that repeats one its Idempotency-Key made (a client's retry, a
+        trigger's fire run again) gets that interaction, as every repeat does: the first call was admitted,
+        and its own run may be what holds the limit now. Anything else is the refusal."""
+        if idempotency_key is None or not request.store:
+            raise over
+        used = await self.store.interactions.made_by_key(tenant, idempotency_key)
+        if used is None:
+            raise over
+        try:
+            repeated = await self.idempotency.repeat(tenant, used, body)
+        except NotFound:
+            raise over from None  # deleted since: this create would make a new one
+        return await self._reply_stored(tenant, repeated, request.stream)
 
     async def _stored(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str

@@ -21,7 +21,7 @@ from ..settings import RunnerSettings, StoreSettings
 from . import keys, search_tags
 from .commands import now_ms, text, typed
 from .deletions import Tally
-from .idempotency import parse
+from .idempotency import digest, parse
 from .jobs import EventJob, event_job
 from .keys import Field
 from .new_records import NewRecord, body, key_args, packed_fields, subscribed
@@ -224,6 +224,12 @@ class Interactions:
         if values[0] is None or values[len(META_FIELDS)] is None:
             raise NotFound(interaction_id)
         return record_of(interaction_id, values)
+
+    async def made_by_key(self, tenant: str, idempotency_key: str) -> KeyUsed | None:
+        """What a create's Idempotency-Key made, if it made one (store/idempotency.py); the interaction
+        may have been deleted since."""
+        value = await self.redis.get(keys.idempotency(tenant, digest(idempotency_key)))
+        return None if value is None else KeyUsed(*parse(text(value)))
 
     async def status(self, tenant: str, interaction_id: str) -> str | None:
         value = await self.redis.hget(keys.interaction(tenant, interaction_id), Field.STATUS)
