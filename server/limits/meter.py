@@ -5,7 +5,8 @@ Interactions API and the echo models report it as they go), and beyond its last 
 4 characters a token of what the run streamed since; before any report, the input's estimate (the text
 of its history, 4 characters a token; its images and files are left out) stands for it. A run whose
 count reaches its budget is stopped (runner/run.py), `budget_exceeded`, and keeps the usage counted so
-far (`usage`), which its settle adds to its tenant's totals: a cut run never counts as nothing.
+far (`usage`), which its settle adds to its tenant's totals: a cut run never counts as nothing, whether
+its budget, a cancel or a failure cut it (`counted`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,15 @@ class Meter:
         else:
             return False
         return self.characters >= self.room
+
+    def counted(self, reported: Usage | None, *, cut: bool) -> Usage:
+        """What a run that made output counts as it ends: the upstream's own report where the upstream
+        ended it (that report is whole), else (`cut` short by its budget, a cancel or a failure, or no
+        report at all) the report with the estimate of what streamed since, so that ending a run early
+        never spends less of a token limit than the run used."""
+        if reported is not None and not cut:
+            return reported
+        return self.usage(reported)
 
     def usage(self, reported: Usage | None) -> Usage:
         """The stopped run's usage: the upstream's last report with the estimate of what it streamed since

@@ -45,6 +45,8 @@ from .turn import TurnBuilder
 WORKER_STOPPED: Final = (
     "The worker running this interaction was stopped before it finished; the output made until then is kept"
 )
+#: the endings that cut a run short of the upstream's own end (and of its end-of-stream usage report)
+_CUT: Final = frozenset({st.BUDGET_EXCEEDED, st.CANCELLED, st.FAILED})
 
 
 class Runner:
@@ -100,8 +102,8 @@ class Runner:
         for api_event in turn.close_step():
             sink.emit(api_event)
         output = Output(steps=turn.steps, usage=turn.usage, errors=_errors(turn, error, handle.reason))
-        if meter is not None and status == st.BUDGET_EXCEEDED:
-            output.usage, output.errors = meter.usage(turn.usage), [*(output.errors or []), meter.error()]
+        if meter is not None:
+            _metered(output, meter, status, feed.produced)
         end = RunEnd(event=_end_event(status, handle.reason), status=status, output=output, error=error)
         end.produced = feed.produced
         error_code = output.errors[0].code if output.errors else None
@@ -144,6 +146,15 @@ class Runner:
 
     def _delay(self, exc: UpstreamError, attempt: int) -> float:
         return retry_delay(exc, attempt, self.retry.backoff_initial_seconds, self.retry.backoff_max_seconds)
+
+
+def _metered(output: Output, meter: Meter, status: str, produced: bool) -> None:
+    """A run with a token limit: cut short, it counts what it streamed past the upstream's last report (one
+    stopped before its call, nothing left of its budget, counts nothing); its budget's end is said."""
+    if produced:
+        output.usage = meter.counted(output.usage, cut=status in _CUT)
+    if status == st.BUDGET_EXCEEDED:
+        output.errors = [*(output.errors or []), meter.error()]
 
 
 class _Feed:
