@@ -67,16 +67,23 @@ class Watcher:
     async def run(self) -> None:
         while True:
             await asyncio.sleep(WATCH_SECONDS)
-            self.check()
+            try:
+                self.check()
+            except Exception:  # a bug here must not end the watch for the process's life
+                log.exception("looking at %s for changed limits failed: the limits in force stay", self.path)
 
     def check(self) -> None:
         stamp = _stamp(self.path)
         if stamp == self.seen:
             return
         self.seen = stamp
+        if stamp is None:
+            # gone (or being replaced, not in one rename): its built-in defaults are not what it said
+            log.error("%s is gone: the limits in force stay until it is back", self.path.name)
+            return
         try:
             auth = self.load()
-        except ConfigError as exc:
+        except (ConfigError, OSError) as exc:
             log.error("%s changed but does not load (%s): the limits in force stay", self.path.name, exc)
             return
         now, was = (auth.limits, auth.tenant_limits), (self.table.auth.limits, self.table.auth.tenant_limits)

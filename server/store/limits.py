@@ -73,8 +73,11 @@ class LimitsStore:
         return left
 
     async def forget_background(self, tenant: str, interaction_id: str) -> None:
-        """An admitted background interaction that was not stored (its create failed after admission)."""
-        await self.commands.zrem(keys.background_runs(tenant), interaction_id)
+        """An admitted background interaction whose create failed: no longer counted, unless it was stored
+        before the failure (it is then queued and runs: its end frees its place). Its id is this create's
+        alone, so nothing stores it after the look."""
+        if not await self.commands.exists(keys.interaction(tenant, interaction_id)):
+            await self.commands.zrem(keys.background_runs(tenant), interaction_id)
 
     async def check(
         self, tenant: str, limits: TenantLimits, background_id: str, *, admit: bool, now: int | None = None
