@@ -24,7 +24,7 @@ from server.store.commands import typed
 
 from ..replies import id_of, interaction, output_text_of, usage_of
 from ..support import new_key, sdk, tenant_of
-from .operator import set_limits, write
+from .operator import APPLIED_SECONDS, set_limits, write
 
 WORDS = " ".join(f"w{i}" for i in range(30))  # echo counts 30 input tokens, and answers 30 more
 
@@ -183,6 +183,24 @@ def test_tokens_per_minute_stop_a_run_by_their_estimate_and_refuse_the_next(
     assert int(headers["retry-after"]) >= delay
 
 
+def test_a_run_with_no_budget_left_for_its_input_is_ended_before_its_call_and_counts_nothing(
+    base_url: str, server_config: Path
+) -> None:
+    """Its input's estimate alone is past what the limit leaves: ended `budget_exceeded` before the
+    upstream is called, and nothing counted for it (nothing was used), so the next create is admitted."""
+    key = new_key()
+    set_limits(server_config, tenant_of(key), tokens_per_minute=20)
+    client = sdk(base_url, key)
+    long_input = " ".join(f"word{i}" for i in range(60))  # about 100 tokens by the estimate
+    ended = interaction(client.interactions.create(model="echo", input=long_input))
+    assert ended.status == "budget_exceeded", ended
+    assert not output_text_of(ended)
+    with httpx.Client(base_url=base_url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        report = http.get("/v1beta/usage").json()["total"]
+    assert report["interactions"] == {"budget_exceeded": 1} and not report.get("total_tokens"), report
+    assert interaction(client.interactions.create(model="echo", input="short")).status == "completed"
+
+
 def test_background_runs_at_once_are_limited_and_freed_by_their_end(
     base_url: str, server_config: Path
 ) -> None:
@@ -204,6 +222,40 @@ def test_background_runs_at_once_are_limited_and_freed_by_their_end(
     third = interaction(client.interactions.create(model="echo-slow", input=WORDS, background=True))
     for each in (second, third):
         client.interactions.cancel(id=id_of(each))
+
+
+def test_a_repeat_of_an_admitted_create_gets_its_interaction_whatever_the_limits_now(
+    base_url: str, server_config: Path
+) -> None:
+    """A retry with the create's Idempotency-Key (a client's, or a trigger's fire run again) answers what
+    the key made, though that very run now holds the tenant's last background place; a new create is
+    refused, and the key with another body is a 400 as always."""
+    key = new_key()
+    set_limits(server_config, tenant_of(key), background_runs=1, requests_per_minute=3)
+    body = {"model": "echo-slow", "input": WORDS, "background": True}
+    path = "/v1beta/interactions"
+    with httpx.Client(base_url=base_url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        first = http.post(path, json=body, headers={"Idempotency-Key": "run-1"})
+        assert first.status_code == 200, first.text
+        again = http.post(path, json=body, headers={"Idempotency-Key": "run-1"})
+        assert again.status_code == 200, again.text
+        assert again.json()["id"] == first.json()["id"]
+        other = http.post(path, json=body, headers={"Idempotency-Key": "run-2"})
+        assert other.status_code == 429 and "background_runs" in other.text, other.text
+        # the minute's allowance is spent now: the repeat is still answered
+        assert http.post(path, json=body, headers={"Idempotency-Key": "run-1"}).status_code == 200
+        changed = http.post(path, json={**body, "input": "else"}, headers={"Idempotency-Key": "run-1"})
+        assert changed.status_code == 400 and "Idempotency-Key" in changed.text, changed.text
+        sdk(base_url, key).interactions.cancel(id=first.json()["id"])
+    assert len(_stored_ids(base_url, key)) == 1
+
+
+def _stored_ids(base_url: str, key: str) -> list[str]:
+    """The ids of the tenant's stored interactions."""
+    with httpx.Client(base_url=base_url, headers={"x-goog-api-key": key}, timeout=30) as http:
+        reply = http.get("/v1beta/interactions", params={"page_size": 100})
+        assert reply.status_code == 200, reply.text
+        return [item["id"] for item in reply.json()["interactions"]]
 
 
 def test_a_tenants_limits_never_touch_another(base_url: str, server_config: Path) -> None:
@@ -230,6 +282,9 @@ def test_a_changed_limit_applies_without_a_restart_and_a_broken_file_keeps_it(
     good = server_config.read_text()
     try:
         write(server_config, good + "\n[auth\n")  # a mistake: the limits in force stay
+        refused(lambda: client.interactions.create(model="echo", input="three"))
+        server_config.unlink()  # gone (not its built-in defaults, which have no limits): they stay too
+        time.sleep(APPLIED_SECONDS)
         refused(lambda: client.interactions.create(model="echo", input="three"))
     finally:
         write(server_config, good)
