@@ -9,9 +9,9 @@ run's claim, two round trips where arq's own path (read the queue, watch and mar
 seven. A worker whose take says more jobs wait takes the next at once, with no token (the tokens are
 capped); one whose slots are all taken takes no token (another worker gets the job) and takes the next
 turn when a slot frees, or, if no tenant's job waits, reads the queue. A token taken by a worker that died
-before taking a job is covered by a read of the queue every FALLBACK_WAITS waits without one, and by the
-reaper, which gives a job nobody took another turn. A token of the version before names its job, which is
-taken as it was.
+before taking a job is covered by a read of the queue every FALLBACK_WAITS waits without one (and as often
+when tokens never stop coming), and by the reaper, which gives a run's job nobody took another turn. A
+token of the version before names its job, which is taken as it was.
 
 A taken job is marked in progress for its kind's time (store/jobs.py KINDS); a trigger's fire renews its
 short mark while it runs, so that a fire whose worker was killed is taken again within about a second.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -71,6 +72,11 @@ class JobLoop:
         self.running = 0
         self.slot_freed = asyncio.Event()
         self.next_wait = first_pause(poll_delay_s)
+        #: the whole queue is read at least this often, however busy (the tokens of steady traffic never
+        #: leave FALLBACK_WAITS empty waits): a job with no turn left (its worker died holding it, or a
+        #: webhook's job failed) is found there
+        self.read_every = FALLBACK_WAITS * poll_delay_s
+        self.last_read = time.monotonic()
 
     async def main(self) -> None:
         """Take and run jobs until the worker stops; then wait (the running jobs end or are cancelled, and
@@ -93,11 +99,14 @@ class JobLoop:
                 elif not await self._take_turn(woken=wake.token is not None) and wake.freed:
                     break
                 self._forget_finished()
+                if time.monotonic() - self.last_read > self.read_every:
+                    break
         await asyncio.get_running_loop().create_future()
 
     async def read_queue(self) -> None:
         """Start the queued jobs due now, as many as the free slots take."""
         if self.taking and self.running < self.max_jobs:
+            self.last_read = time.monotonic()
             await self.start(await self.jobs.ready(_READ_AT_ONCE))
         self._forget_finished()
 

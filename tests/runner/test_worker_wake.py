@@ -366,3 +366,30 @@ async def test_a_job_for_later_whose_knower_died_is_woken_by_the_due_channel(
     finally:
         await host.stop(grace=0.5)
         await thief.aclose()
+
+
+async def test_a_job_left_with_no_turn_is_found_by_a_read_of_the_queue_under_steady_traffic(
+    runtime: Runtime, worker: WorkerHost
+) -> None:
+    """A job whose turn is gone (its worker died holding it and its mark ran out, or it failed) waits in
+    the queue with no token: the worker reads the whole queue every `read_every` however many tokens come
+    (steady traffic never leaves it FALLBACK_WAITS empty waits)."""
+    await waiting_for_a_token(runtime)
+    loop = worker.worker
+    loop.read_every = 1.0  # the shipped 30 s (15 waits of 2 s) is too long for a test
+    redis, queue = runtime.store.redis, runtime.store.jobs.queue_name
+    job = keys.event_job_id(TENANT, "stranded")
+    data = serialize_job(EVENT_JOB, (TENANT, "stranded", 1), {}, None, now_ms(), serializer=job_serializer)
+    traffic = Traffic(runtime)
+    streaming = asyncio.create_task(traffic.run(4.0))
+    await asyncio.sleep(0.2)
+    await redis.psetex(keys.arq_job(job), 86_400_000, data)
+    await redis.zadd(queue, {job: now_ms()})
+
+    async def done() -> bool:
+        return not await redis.exists(keys.arq_job(job))
+
+    assert await until_async(done, within=3.5, interval=0.02)
+    assert not streaming.done()  # while the traffic still flowed
+    await streaming
+    assert traffic.queued > 50
