@@ -72,8 +72,13 @@ class Creator(UseCase):
         background = interaction_id if request.background else None
         try:
             budget = await self.quota.admit(tenant, background, stores=request.store)
-        except OverLimit as over:
-            return await self._repeat_over_limit(tenant, over, request, idempotency_key, body)
+        except OverLimit:
+            # a repeat of a create its key made (a client's retry, a trigger's fire run again) is answered
+            # that interaction, whose own run may be what holds the limit now
+            made = await self.idempotency.made(tenant, idempotency_key, body) if request.store else None
+            if made is None:
+                raise
+            return await self._reply_stored(tenant, made, request.stream)
         try:
             request, agent, warnings = await self.preflight.checked(tenant, request, warnings)
             plan = plan_create(
@@ -113,23 +118,6 @@ class Creator(UseCase):
                 await self.quota.forget(tenant, interaction_id)
             repeated = await self.idempotency.repeat(tenant, used, body)
             return await self._reply_stored(tenant, repeated, plan.stream)
-
-    async def _repeat_over_limit(
-        self, tenant: str, over: OverLimit, request: CreateRequest, idempotency_key: str | None, body: bytes
-    ) -> Reply | EventStream:
-        """A create refused by a limit that repeats one its Idempotency-Key made (a client's retry, a
-        trigger's fire run again) gets that interaction, as every repeat does: the first call was admitted,
-        and its own run may be what holds the limit now. Anything else is the refusal."""
-        if idempotency_key is None or not request.store:
-            raise over
-        used = await self.store.interactions.made_by_key(tenant, idempotency_key)
-        if used is None:
-            raise over
-        try:
-            repeated = await self.idempotency.repeat(tenant, used, body)
-        except NotFound:
-            raise over from None  # deleted since: this create would make a new one
-        return await self._reply_stored(tenant, repeated, request.stream)
 
     async def _stored(
         self, tenant: str, interaction_id: str, plan: CreatePlan, backend: Backend, upstream_model: str

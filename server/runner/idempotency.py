@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..errors import InvalidArgument, KeyUsed
+from ..errors import InvalidArgument, KeyUsed, NotFound
 from ..protocol import lifecycle
 from ..protocol.records import Record
 from ..store import idempotency
@@ -33,6 +33,17 @@ class Idempotency:
     def claim(self, tenant: str, key: str, interaction_id: str, body: bytes) -> KeyClaim:
         """What the new interaction's store records for its key."""
         return idempotency.claim(tenant, key, interaction_id, body, self.ttl_seconds)
+
+    async def made(self, tenant: str, key: str | None, body: bytes) -> Record | None:
+        """The interaction `key` made, for a repeat with the same body (once it would have answered);
+        None when the key made none, or it was deleted since (a create with it makes a new one)."""
+        used = None if key is None else await self.store.interactions.made_by_key(tenant, key)
+        if used is None:
+            return None
+        try:
+            return await self.repeat(tenant, used, body)
+        except NotFound:
+            return None
 
     async def repeat(self, tenant: str, used: KeyUsed, body: bytes) -> Record:
         """The interaction the key made, for a repeat with the same body (once it would have answered)."""

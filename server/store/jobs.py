@@ -106,6 +106,8 @@ def job_deserializer(data: bytes) -> dict[str, object]:
 _MAX_TOKENS = 1000
 #: the most due jobs one call of due.lua gives tokens (more: the worker calls it again at once)
 _DUE_AT_ONCE = 100
+#: the most queued jobs one read of the queue looks at (ready.lua): past 10 workers' runs in progress
+_READ_LOOKS = 1000
 
 
 class EventJob(msgspec.Struct, frozen=True):
@@ -285,10 +287,9 @@ class Jobs:
         await self.commands.pexpire(keys.arq_in_progress(job), mark_ms)
 
     async def ready(self, limit: int) -> list[str]:
-        """Up to `limit` queued jobs due by now, the earliest first (a worker's read of the whole queue)."""
-        found: list[Any] = await self.commands.zrangebyscore(
-            self.queue_name, "-inf", str(now_ms()), start=0, num=limit
-        )
+        """Up to `limit` jobs due by now and in progress nowhere, the earliest first (ready.lua)."""
+        args = [now_ms(), in_progress_key_prefix, limit, _READ_LOOKS]
+        found: list[Any] = await self.scripts.ready(keys=[self.queue_name], args=args)
         return [text(each) for each in found]
 
     async def waiting(self, tenant: str, interaction_id: str, fence: int) -> bool:

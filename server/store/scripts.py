@@ -44,6 +44,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
     "take": ("_take",),
     "take_turn": ("_take",),
     "due": ("_turns",),
+    "ready": (),
     "install_signing_key": (),
     "webhook_create": (),
     "webhook_write": (),
@@ -66,7 +67,7 @@ _PRELUDES: dict[str, tuple[str, ...]] = {
 
 #: scripts that change nothing a failover could lose, or a caller was told of (a search only drops ids of
 #: expired interactions): they wait for no replica and carry no deadline
-_READS = frozenset({"read", "search", "webhook_read"})
+_READS = frozenset({"read", "ready", "search", "webhook_read"})
 
 
 def _read(name: str) -> str:
@@ -150,6 +151,7 @@ class Scripts:
         "install_signing_key",
         "limits",
         "read",
+        "ready",
         "reap",
         "requeue",
         "search",
@@ -207,6 +209,7 @@ class Scripts:
         self.take = register("take")
         self.take_turn = register("take_turn")
         self.due = register("due")
+        self.ready = register("ready")
         self.limits = register("limits")
         self.install_signing_key = register("install_signing_key")
         self.webhook_create = register("webhook_create")
