@@ -27,8 +27,8 @@ from ...protocol import sse
 from ...protocol.codec import json_encoder
 from ...protocol.content import TextContent
 from ...protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
-from ...protocol.events import ErrorEvent, InteractionCompleted, StepDelta, StepStart, StepStop
-from ...protocol.interaction import ErrorInfo, Interaction
+from ...protocol.events import ErrorEvent, StepDelta, StepStart, StepStop
+from ...protocol.interaction import ErrorInfo, Interaction, Usage
 from ...protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
 from . import encode, wire
 
@@ -44,7 +44,34 @@ class _PieceFrame(msgspec.Struct, gc=False):
     delta: _Piece
 
 
+class _StepHead(msgspec.Struct, gc=False):
+    type: str
+    content: list[msgspec.Raw] | None = None
+
+
+class _StartFrame(msgspec.Struct, gc=False):
+    step: _StepHead
+
+
+class _Ending(msgspec.Struct, gc=False):
+    """What the last chunk says of the interaction (not its steps, which the chunks before streamed)."""
+
+    status: str
+    usage: Usage | None = None
+    errors: list[ErrorInfo] | None = None
+
+
+class _EndFrame(msgspec.Struct, gc=False):
+    interaction: _Ending
+
+
 _pieces = msgspec.json.Decoder(_PieceFrame)
+_starts = msgspec.json.Decoder(_StartFrame)
+_ends = msgspec.json.Decoder(_EndFrame)
+_START_FRAME = b"event: step.start\n"
+_END_FRAME = b"event: interaction.completed\n"
+#: the steps whose start a chunk may say something of (model_output only when it holds content)
+_STARTS_READ = frozenset({"model_output", "thought", "function_call"})
 _DELTA_FRAME = b"event: step.delta\n"
 _DATA_AT = len(_DELTA_FRAME + b"data: ")
 _EMPTY = msgspec.Raw(b'""')
@@ -84,6 +111,12 @@ class Chunks:
                     continue
             elif part.startswith(_UNREAD) or (part.startswith(_STOP_FRAME) and not self._calls):
                 continue  # nothing of these is in a chunk: not even read
+            elif part.startswith(_START_FRAME) and _says_nothing(part):
+                continue
+            elif part.startswith(_END_FRAME):
+                self.ended = True
+                out.append(json_encoder.encode(self._end(_ending(part))))
+                continue
             made = self._event(sse.parse(part))
             if made is not None:
                 out.append(json_encoder.encode(made))
@@ -105,9 +138,6 @@ class Chunks:
             return None
         if isinstance(event, StepStop):
             return self._call_end(event.index)
-        if isinstance(event, InteractionCompleted):
-            self.ended = True
-            return self._end(event.interaction)
         if isinstance(event, ErrorEvent):
             self.ended = True
             return self.error(event.error)
@@ -165,6 +195,20 @@ class Chunks:
         return wire.GenerateContentResponse(
             candidates=candidates, model_version=self.model or None, response_id=self.response_id
         )
+
+
+def _says_nothing(frame: bytes) -> bool:
+    """A step's start that no chunk says anything of (most: a model output's, still empty), told from its
+    step's type and content alone, not the whole event."""
+    step = _starts.decode(frame.partition(b"\ndata: ")[2]).step
+    return step.type not in _STARTS_READ or (step.type == "model_output" and not step.content)
+
+
+def _ending(frame: bytes) -> Interaction:
+    """The completed interaction of its frame as far as the last chunk reads it: its status, usage and
+    errors (its steps, the whole answer again, are left unread)."""
+    end = _ends.decode(frame.partition(b"\ndata: ")[2]).interaction
+    return Interaction(object="interaction", status=end.status, usage=end.usage, errors=end.errors)
 
 
 async def render(frames: AsyncIterator[bytes], chunks: Chunks, *, sse: bool) -> AsyncIterator[bytes]:
