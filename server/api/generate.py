@@ -17,7 +17,6 @@ close, runner/replies.py).
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from litestar import Request, Response, post
@@ -29,6 +28,7 @@ from ..observability import metrics
 from ..protocol import sse
 from ..protocol.codec import json_encoder
 from ..runner.counting import count_tokens
+from ..runner.ids import new_token
 from ..runner.replies import Reply
 from .body import read_body
 from .common import BASES, shorten, state_of
@@ -65,7 +65,7 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
         *_unapplied(state, turn.create.model or "", bool(turn.create.safety_settings)),
     ]
     reply = await state.creator.create(tenant, turn.create, turn.steps, warnings)
-    response_id = secrets.token_urlsafe(16)
+    response_id = new_token()
     if isinstance(reply, Reply):
         interaction = reply.interaction
         failed = encode.failure(interaction)
