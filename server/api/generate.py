@@ -9,10 +9,10 @@ path and in both Vertex forms, as the google-genai SDKs call it.
 
 Nothing is stored, so there is nothing to get. What the server could not apply is said in the
 `x-ix-warnings` header (unknown fields, safety settings a backend cannot apply, a count that is an
-estimate): the response has no field for it. A failed turn is an error in Google's shape, with the status
-the upstream's failure stands for (encode.error_status: 429, 503, 504, else 502), or the stream's last
-chunk. When the client goes away, the run stops and the upstream call is closed (the relay's
-close, runner/replies.py).
+estimate): the response has no field for it; a control character a warning quotes is escaped there. A
+failed turn is an error in Google's shape, with the status the upstream's failure stands for
+(encode.error_status: 429, 503, 504, else 502), or the stream's last chunk. When the client goes away, the
+run stops and the upstream call is closed (the relay's close, runner/replies.py).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ ITEM = [
 ]
 WARNINGS_HEADER = "x-ix-warnings"
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+#: the control characters (U+0000-U+001F, U+007F), which no header line may hold, as escapes
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
 
 @post(ITEM, status_code=200)
@@ -128,7 +130,7 @@ def _warnings_header(warnings: list[str]) -> dict[str, str]:
     if not warnings:
         return {}
     joined = " | ".join(warnings).encode("ascii", "backslashreplace").decode()
-    return {WARNINGS_HEADER: joined.replace("\r", "\\r").replace("\n", "\\n")}
+    return {WARNINGS_HEADER: joined.translate(_CONTROLS)}
 
 
 HANDLERS = [model_method]

@@ -239,6 +239,21 @@ def test_an_unknown_method_or_field_is_said(base_url: str, api_key: str) -> None
     assert "bad\\nname \\xfc" in escaped.headers["x-ix-warnings"]
 
 
+def test_a_control_character_in_a_warning_is_escaped(base_url: str, api_key: str) -> None:
+    """A field name may hold any character: the warning quoting it stays one valid header line."""
+    headers = {"x-goog-api-key": api_key, "content-type": "application/json"}
+    # JSON string escapes: U+0001, a tab, U+001F and U+007F in the unknown field's name
+    body = b'{"contents": [{"parts": [{"text": "x"}]}], "a\\u0001b\\tc\\u001fd\\u007fe": 1}'
+    for method, query in (("generateContent", ""), ("streamGenerateContent", "?alt=sse")):
+        reply = httpx.post(
+            f"{base_url}/v1beta/models/echo:{method}{query}", content=body, headers=headers, timeout=30
+        )
+        assert reply.status_code == 200, reply.text
+        warning = reply.headers["x-ix-warnings"]
+        assert "Unknown field ignored: a\\x01b\\tc\\x1fd\\x7fe" in warning, warning
+        assert all(ord(c) >= 0x20 and c != "\x7f" for c in warning), warning
+
+
 def test_the_sdk_sees_a_refusal_as_a_client_error(base_url: str, api_key: str) -> None:
     client: genai.Client = sdk(base_url, api_key)
     with pytest.raises(errors.ClientError) as refused:
