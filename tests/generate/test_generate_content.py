@@ -254,6 +254,25 @@ def test_a_control_character_in_a_warning_is_escaped(base_url: str, api_key: str
         assert all(ord(c) >= 0x20 and c != "\x7f" for c in warning), warning
 
 
+def test_alt_is_sse_or_json(base_url: str, api_key: str) -> None:
+    """`alt=json` (Google's default) is the JSON array of a stream; any other `alt` is refused by name,
+    before any turn is run."""
+    headers = {"x-goog-api-key": api_key}
+    body = {"contents": [{"parts": [{"text": "a b"}]}]}
+    url = f"{base_url}/v1beta/models/echo"
+    array = httpx.post(f"{url}:streamGenerateContent?alt=json", json=body, headers=headers, timeout=30)
+    assert array.status_code == 200 and array.headers["content-type"].startswith("application/json")
+    assert [chunk["responseId"] for chunk in array.json()]
+    done = httpx.post(f"{url}:generateContent?alt=json", json=body, headers=headers, timeout=30)
+    assert done.status_code == 200 and done.json()["candidates"][0]["content"]["parts"] == [{"text": "a b"}]
+    for method in ("streamGenerateContent", "generateContent", "countTokens"):
+        for alt in ("proto", "media", ""):
+            refused = httpx.post(f"{url}:{method}?alt={alt}", json=body, headers=headers, timeout=30)
+            assert refused.status_code == 400, (method, alt, refused.text)
+            error = refused.json()["error"]
+            assert error["status"] == "INVALID_ARGUMENT" and "`alt`" in error["message"], error
+
+
 def test_the_sdk_sees_a_refusal_as_a_client_error(base_url: str, api_key: str) -> None:
     client: genai.Client = sdk(base_url, api_key)
     with pytest.raises(errors.ClientError) as refused:
