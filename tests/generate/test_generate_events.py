@@ -9,7 +9,7 @@ import json
 
 import msgspec
 
-from server.dialects.generate import wire
+from server.dialects.generate import encode, wire
 from server.dialects.generate.events import Chunks
 from server.protocol.codec import json_encoder
 from server.protocol.content import TextContent
@@ -123,3 +123,28 @@ def test_frames_read_in_part_say_what_the_whole_event_says() -> None:
         else:
             assert last["candidates"][0] == {"finishReason": expected, "index": 0}, name
             assert last["usageMetadata"]["totalTokenCount"] == (5 if name == "cut" else 0), name
+
+
+def test_the_last_chunk_framed_at_once_is_the_structs() -> None:
+    usages = [
+        None,
+        Usage(total_input_tokens=2, total_output_tokens=3, total_tokens=5),
+        Usage(total_input_tokens=7, total_output_tokens=1, total_thought_tokens=4, total_cached_tokens=2),
+    ]
+    for model in ("echo", ""):
+        for status, reason in (
+            ("completed", "STOP"),
+            ("incomplete", "MAX_TOKENS"),
+            ("requires_action", "STOP"),
+        ):
+            for usage in usages:
+                turn = Interaction(id="x", object="interaction", status=status, model="echo", usage=usage)
+                [got] = Chunks("resp1", model).feed(logged(InteractionCompleted(interaction=turn)))
+                candidate = wire.Candidate(finish_reason=reason, index=0)
+                expected = wire.GenerateContentResponse(
+                    candidates=[candidate],
+                    usage_metadata=encode.usage_metadata(usage),
+                    model_version=model or None,
+                    response_id="resp1",
+                )
+                assert got == json_encoder.encode(expected)
