@@ -46,12 +46,13 @@ CHECKS = [
 #: a date-time the schema's format allows and Python's parser does not) and purge (the same date-times),
 #: a trigger's create (a cron expression, a zone, an interaction a create would refuse), its list (a page
 #: token, a filter), its update (an update_mask naming no field) and its executions' list (a page token),
-#: and the usage report (a start after its end, a range of more than 400 days).
+#: the usage report (a start after its end, a range of more than 400 days), and generateContent's three
+#: methods (a model that is not configured, no contents, a part of no kind, a refused setting).
 #: Every other check runs on them.
 _STATEFUL_REFUSALS = (
     "^(CreateInteraction|getInteractionById|cancelInteractionById|CreateWebhook|UpdateWebhook|ListWebhooks"
     "|CreateAgent|ListAgents|ListInteractions|PurgeInteractions|CreateTrigger|ListTriggers|UpdateTrigger"
-    "|ListTriggerExecutions|GetUsage)"
+    "|ListTriggerExecutions|GetUsage|GenerateContent|StreamGenerateContent|CountTokens)"
 )
 
 

@@ -3,32 +3,35 @@ path and in both Vertex forms, as the google-genai SDKs call it.
 
     :generateContent          one turn, stateless (a store=false create of the Interactions use case):
                               a GenerateContentResponse
-    :streamGenerateContent    the same turn streamed: with `alt=sse`, SSE events of chunks; without, one
-                              JSON array of the chunks, written as they come
+    :streamGenerateContent    the same turn streamed: with `alt=sse`, SSE events of chunks; without (or
+                              with `alt=json`), one JSON array of the chunks, written as they come
     :countTokens              {totalTokens}: the backend's own count, or our estimate (runner/counting.py)
 
 Nothing is stored, so there is nothing to get. What the server could not apply is said in the
 `x-ix-warnings` header (unknown fields, safety settings a backend cannot apply, a count that is an
-estimate): the response has no field for it. A failed turn is an error in Google's shape, with the status
-the upstream's failure stands for (encode.error_status: 429, 503, 504, else 502), or the stream's last
-chunk. When the client goes away, the run stops and the upstream call is closed (the relay's
-close, runner/replies.py).
+estimate): the response has no field for it; a control character a warning quotes is escaped there. An
+`alt` other than `sse` and `json` is a 400 naming it, on every method. A failed turn is an error in
+Google's shape, with the status the upstream's failure stands for (encode.error_status: 429, 503, 504,
+else 502), or the stream's last chunk. When the client goes away, the run stops and the upstream call is
+closed (the relay's close, runner/replies.py).
 """
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
+from urllib.parse import parse_qsl
 
 from litestar import Request, Response, post
 from litestar.response import Stream
 
 from ..dialects.generate import decode, encode, wire
 from ..dialects.generate.events import Chunks, render
+from ..errors import InvalidArgument
 from ..observability import metrics
 from ..protocol import sse
 from ..protocol.codec import json_encoder
 from ..runner.counting import count_tokens
+from ..runner.ids import new_token
 from ..runner.replies import Reply
 from .body import read_body
 from .common import BASES, shorten, state_of
@@ -43,6 +46,10 @@ ITEM = [
 ]
 WARNINGS_HEADER = "x-ix-warnings"
 _METHODS = ("generateContent", "streamGenerateContent", "countTokens")
+#: `alt`'s values: is it SSE
+_ALT = {"sse": True, "json": False}
+#: the control characters (U+0000-U+001F, U+007F), which no header line may hold, as escapes
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
 
 @post(ITEM, status_code=200)
@@ -54,6 +61,7 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
         raise ApiError(404, f"No method {shown!r} here: {', '.join(_METHODS)} are served")
     model = model.removeprefix("models/")
     tenant = state.auth.tenant(request)
+    sse_form = _asks_sse(request)
     http = state.settings.http
     body = await read_body(request, http.max_body_bytes, http.body_read_timeout_seconds)
     if method == "countTokens":
@@ -65,7 +73,7 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
         *_unapplied(state, turn.create.model or "", bool(turn.create.safety_settings)),
     ]
     reply = await state.creator.create(tenant, turn.create, turn.steps, warnings)
-    response_id = secrets.token_urlsafe(16)
+    response_id = new_token()
     if isinstance(reply, Reply):
         interaction = reply.interaction
         failed = encode.failure(interaction)
@@ -74,7 +82,6 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
             raise ApiError(code, f"The model call failed: {failed.message}", status=status)
         return _json(encode.response(interaction, response_id), interaction.warnings or warnings)
     chunks = Chunks(response_id, model)
-    sse_form = _asks_sse(request)
     framed = render(reply.frames, chunks, sse=sse_form)
     media = "text/event-stream" if sse_form else "application/json"
     headers = {**sse.HEADERS, **_warnings_header(warnings)}
@@ -82,9 +89,19 @@ async def model_method(request: Request[Any, Any, Any]) -> Response[bytes] | Str
 
 
 def _asks_sse(request: Request[Any, Any, Any]) -> bool:
-    """`alt=sse` in the query (read from its bytes: litestar's parsed parameters cost more than the check)."""
+    """`alt=sse` in the query; `alt=json` or none is Google's default, any other `alt` is refused (not
+    answered in a form the client did not ask for). The SDKs' query is `alt=sse` alone, seen as it is:
+    litestar's parsed parameters cost more than that check."""
     query: bytes = request.scope.get("query_string", b"")
-    return b"alt=sse" in query.split(b"&")
+    if query == b"alt=sse" or b"alt" not in query:
+        return query == b"alt=sse"
+    sse = False
+    for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name == "alt":
+            if value not in _ALT:
+                raise InvalidArgument(f"Expected sse or json, got {shorten(value)!r}", "alt")
+            sse = _ALT[value]
+    return sse
 
 
 def _unapplied(state: AppState, model: str, safety: bool) -> list[str]:
@@ -128,7 +145,7 @@ def _warnings_header(warnings: list[str]) -> dict[str, str]:
     if not warnings:
         return {}
     joined = " | ".join(warnings).encode("ascii", "backslashreplace").decode()
-    return {WARNINGS_HEADER: joined.replace("\r", "\\r").replace("\n", "\\n")}
+    return {WARNINGS_HEADER: joined.translate(_CONTROLS)}
 
 
 HANDLERS = [model_method]

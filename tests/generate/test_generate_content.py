@@ -239,6 +239,40 @@ def test_an_unknown_method_or_field_is_said(base_url: str, api_key: str) -> None
     assert "bad\\nname \\xfc" in escaped.headers["x-ix-warnings"]
 
 
+def test_a_control_character_in_a_warning_is_escaped(base_url: str, api_key: str) -> None:
+    """A field name may hold any character: the warning quoting it stays one valid header line."""
+    headers = {"x-goog-api-key": api_key, "content-type": "application/json"}
+    # JSON string escapes: U+0001, a tab, U+001F and U+007F in the unknown field's name
+    body = b'{"contents": [{"parts": [{"text": "x"}]}], "a\\u0001b\\tc\\u001fd\\u007fe": 1}'
+    for method, query in (("generateContent", ""), ("streamGenerateContent", "?alt=sse")):
+        reply = httpx.post(
+            f"{base_url}/v1beta/models/echo:{method}{query}", content=body, headers=headers, timeout=30
+        )
+        assert reply.status_code == 200, reply.text
+        warning = reply.headers["x-ix-warnings"]
+        assert "Unknown field ignored: a\\x01b\\tc\\x1fd\\x7fe" in warning, warning
+        assert all(ord(c) >= 0x20 and c != "\x7f" for c in warning), warning
+
+
+def test_alt_is_sse_or_json(base_url: str, api_key: str) -> None:
+    """`alt=json` (Google's default) is the JSON array of a stream; any other `alt` is refused by name,
+    before any turn is run."""
+    headers = {"x-goog-api-key": api_key}
+    body = {"contents": [{"parts": [{"text": "a b"}]}]}
+    url = f"{base_url}/v1beta/models/echo"
+    array = httpx.post(f"{url}:streamGenerateContent?alt=json", json=body, headers=headers, timeout=30)
+    assert array.status_code == 200 and array.headers["content-type"].startswith("application/json")
+    assert [chunk["responseId"] for chunk in array.json()]
+    done = httpx.post(f"{url}:generateContent?alt=json", json=body, headers=headers, timeout=30)
+    assert done.status_code == 200 and done.json()["candidates"][0]["content"]["parts"] == [{"text": "a b"}]
+    for method in ("streamGenerateContent", "generateContent", "countTokens"):
+        for alt in ("proto", "media", ""):
+            refused = httpx.post(f"{url}:{method}?alt={alt}", json=body, headers=headers, timeout=30)
+            assert refused.status_code == 400, (method, alt, refused.text)
+            error = refused.json()["error"]
+            assert error["status"] == "INVALID_ARGUMENT" and "`alt`" in error["message"], error
+
+
 def test_the_sdk_sees_a_refusal_as_a_client_error(base_url: str, api_key: str) -> None:
     client: genai.Client = sdk(base_url, api_key)
     with pytest.raises(errors.ClientError) as refused:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
-from server.dialects.generate import wire
+import msgspec
+
+from server.dialects.generate import encode, wire
 from server.dialects.generate.events import Chunks
 from server.protocol.codec import json_encoder
 from server.protocol.content import TextContent
@@ -21,7 +23,7 @@ from server.protocol.events import (
     StepStop,
 )
 from server.protocol.interaction import ErrorInfo, Interaction, Usage
-from server.protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
+from server.protocol.steps import FunctionCallStep, GoogleSearchCallStep, ModelOutputStep, ThoughtStep
 
 from ..sse import logged
 
@@ -84,3 +86,65 @@ def test_a_failure_ends_the_stream_with_googles_error() -> None:
     log = logged(ErrorEvent(error=ErrorInfo(code="upstream_429", message="Slow down")))
     [error] = [json.loads(chunk) for chunk in chunks.feed(log)]
     assert error == {"error": {"code": 429, "message": "Slow down", "status": "RESOURCE_EXHAUSTED"}}
+
+
+def test_frames_read_in_part_say_what_the_whole_event_says() -> None:
+    """A step's start is read for its type and content, the end for its status, usage and errors: a model
+    output that starts with content streams it, a start of another step says nothing, and the end of a
+    failed, a blocked and a cut turn each says so."""
+    chunks = Chunks("r", "echo")
+    log = logged(
+        StepStart(index=0, step=GoogleSearchCallStep(id="g1", arguments={"queries": ["q"]})),
+        StepStart(index=1, step=ModelOutputStep(content=[TextContent(text="at once")])),
+        StepStart(index=2, step=ModelOutputStep()),
+    )
+    assert [json.loads(chunk)["candidates"][0]["content"]["parts"] for chunk in chunks.feed(log)] == [
+        [{"text": "at once"}]
+    ]
+    failed = Interaction(
+        object="interaction",
+        status="failed",
+        model="echo",
+        steps=[ModelOutputStep(content=[TextContent(text="never read")])],
+        errors=[ErrorInfo(code="upstream_503", message="Away")],
+    )
+    blocked = msgspec.structs.replace(failed, errors=[ErrorInfo(code="content_blocked", message="No")])
+    ends = {
+        "failed": (failed, {"error": {"code": 503, "message": "Away", "status": "UNAVAILABLE"}}),
+        "blocked": (blocked, "SAFETY"),
+        "cut": (_turn("incomplete"), "MAX_TOKENS"),
+    }
+    for name, (turn, expected) in ends.items():
+        chunks = Chunks("r", "echo")
+        [last] = [json.loads(chunk) for chunk in chunks.feed(logged(InteractionCompleted(interaction=turn)))]
+        assert chunks.ended, name
+        if isinstance(expected, dict):
+            assert last == expected, name
+        else:
+            assert last["candidates"][0] == {"finishReason": expected, "index": 0}, name
+            assert last["usageMetadata"]["totalTokenCount"] == (5 if name == "cut" else 0), name
+
+
+def test_the_last_chunk_framed_at_once_is_the_structs() -> None:
+    usages = [
+        None,
+        Usage(total_input_tokens=2, total_output_tokens=3, total_tokens=5),
+        Usage(total_input_tokens=7, total_output_tokens=1, total_thought_tokens=4, total_cached_tokens=2),
+    ]
+    for model in ("echo", ""):
+        for status, reason in (
+            ("completed", "STOP"),
+            ("incomplete", "MAX_TOKENS"),
+            ("requires_action", "STOP"),
+        ):
+            for usage in usages:
+                turn = Interaction(id="x", object="interaction", status=status, model="echo", usage=usage)
+                [got] = Chunks("resp1", model).feed(logged(InteractionCompleted(interaction=turn)))
+                candidate = wire.Candidate(finish_reason=reason, index=0)
+                expected = wire.GenerateContentResponse(
+                    candidates=[candidate],
+                    usage_metadata=encode.usage_metadata(usage),
+                    model_version=model or None,
+                    response_id="resp1",
+                )
+                assert got == json_encoder.encode(expected)

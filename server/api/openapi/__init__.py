@@ -15,6 +15,9 @@ from .agents import TAG as AGENTS_TAG
 from .agents import TAG_VERTEX as AGENTS_TAG_VERTEX
 from .agents import agent_paths, agent_schemas
 from .common import Json
+from .generate import TAG as GENERATE_TAG
+from .generate import TAG_VERTEX as GENERATE_TAG_VERTEX
+from .generate import generate_paths, generate_schemas
 from .models import TAG as MODELS_TAG
 from .models import TAG_VERTEX as MODELS_TAG_VERTEX
 from .models import model_paths, model_schemas
@@ -71,6 +74,11 @@ _TAGS: list[Json] = [
     {"name": MODELS_TAG, "description": "The models this server serves (the same for every API key)"},
     {"name": MODELS_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
     {
+        "name": GENERATE_TAG,
+        "description": "Gemini's generateContent on every model: stateless turns, nothing stored",
+    },
+    {"name": GENERATE_TAG_VERTEX, "description": "The same operations under Vertex's prefix"},
+    {
         "name": SEARCH_TAG,
         "description": "Lists of this API key's stored interactions, and deletes by filter: not in "
         "Google's API",
@@ -103,6 +111,7 @@ def build(metrics: bool = False) -> bytes:
             **agent_paths(),
             **trigger_paths(),
             **model_paths(),
+            **generate_paths(),
             **usage_paths(),
             **service_paths(),
             **(metrics_path() if metrics else {}),
@@ -114,6 +123,7 @@ def build(metrics: bool = False) -> bytes:
                 **agent_schemas(),
                 **trigger_schemas(),
                 **model_schemas(),
+                **generate_schemas(),
                 **search_schemas(),
                 **usage_schemas(),
             },

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from ...protocol import status as st
 from ...protocol.content import (
     AudioContent,
@@ -31,6 +33,16 @@ from . import wire
 
 BLOCKED = "content_blocked"
 _LENGTH = frozenset({st.INCOMPLETE, "budget_exceeded"})
+
+
+class Ended(Protocol):
+    """What a turn's end is told from: its interaction, or as much of it as the stream's renderer reads."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def errors(self) -> list[ErrorInfo] | None: ...
 
 
 def response(interaction: Interaction, response_id: str) -> wire.GenerateContentResponse:
@@ -89,7 +101,7 @@ def content_part(content: Content) -> wire.Part | None:
     return None
 
 
-def finish_reason(interaction: Interaction) -> str | None:
+def finish_reason(interaction: Ended) -> str | None:
     status = interaction.status
     if status in _LENGTH:
         return "MAX_TOKENS"
@@ -100,7 +112,7 @@ def finish_reason(interaction: Interaction) -> str | None:
     return "STOP"
 
 
-def failure(interaction: Interaction) -> ErrorInfo | None:
+def failure(interaction: Ended) -> ErrorInfo | None:
     """What failed a failed interaction, unless it was a content block (finishReason SAFETY)."""
     if interaction.status != st.FAILED:
         return None

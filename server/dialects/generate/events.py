@@ -27,8 +27,8 @@ from ...protocol import sse
 from ...protocol.codec import json_encoder
 from ...protocol.content import TextContent
 from ...protocol.deltas import ArgumentsDelta, TextDelta, ThoughtSignatureDelta, ThoughtSummaryDelta
-from ...protocol.events import ErrorEvent, InteractionCompleted, StepDelta, StepStart, StepStop
-from ...protocol.interaction import ErrorInfo, Interaction
+from ...protocol.events import ErrorEvent, StepDelta, StepStart, StepStop
+from ...protocol.interaction import ErrorInfo, Usage
 from ...protocol.steps import FunctionCallStep, ModelOutputStep, ThoughtStep
 from . import encode, wire
 
@@ -44,7 +44,35 @@ class _PieceFrame(msgspec.Struct, gc=False):
     delta: _Piece
 
 
+class _StepHead(msgspec.Struct, gc=False):
+    type: str
+    content: list[msgspec.Raw] | None = None
+
+
+class _StartFrame(msgspec.Struct, gc=False):
+    step: _StepHead
+
+
+class _Ending(msgspec.Struct, gc=False):
+    """What the last chunk says of the completed interaction (encode.Ended): its steps, the whole answer
+    again, are left unread."""
+
+    status: str
+    usage: Usage | None = None
+    errors: list[ErrorInfo] | None = None
+
+
+class _EndFrame(msgspec.Struct, gc=False):
+    interaction: _Ending
+
+
 _pieces = msgspec.json.Decoder(_PieceFrame)
+_starts = msgspec.json.Decoder(_StartFrame)
+_ends = msgspec.json.Decoder(_EndFrame)
+_START_FRAME = b"event: step.start\n"
+_END_FRAME = b"event: interaction.completed\n"
+#: the steps whose start a chunk may say something of (model_output only when it holds content)
+_STARTS_READ = frozenset({"model_output", "thought", "function_call"})
 _DELTA_FRAME = b"event: step.delta\n"
 _DATA_AT = len(_DELTA_FRAME + b"data: ")
 _EMPTY = msgspec.Raw(b'""')
@@ -54,6 +82,8 @@ _UNREAD = (b"event: interaction.created\n", b"event: interaction.status_update\n
 _STOP_FRAME = b"event: step.stop\n"
 #: a chunk of one text part, as json_encoder makes it of the Struct, up to the text
 _TEXT_HEAD = b'{"candidates":[{"content":{"role":"model","parts":[{"text":'
+#: the last chunk, up to its finish reason
+_END_HEAD = b'{"candidates":[{"finishReason":"'
 
 
 class Chunks:
@@ -66,10 +96,10 @@ class Chunks:
         self.ended = False
         self._calls: dict[int, tuple[str, list[str]]] = {}
         self._signature: str | None = None
-        ids = b'"modelVersion":%s,' % json_encoder.encode(model) if model else b""
-        self._text_tail = (
-            b'}]},"index":0}],' + ids + b'"responseId":' + json_encoder.encode(response_id) + b"}"
-        )
+        model_version = b'"modelVersion":%s,' % json_encoder.encode(model) if model else b""
+        #: every chunk's end: its model and id
+        self._ids = model_version + b'"responseId":' + json_encoder.encode(response_id) + b"}"
+        self._text_tail = b'}]},"index":0}],' + self._ids
 
     def feed(self, chunk: bytes) -> list[bytes]:
         out: list[bytes] = []
@@ -84,6 +114,12 @@ class Chunks:
                     continue
             elif part.startswith(_UNREAD) or (part.startswith(_STOP_FRAME) and not self._calls):
                 continue  # nothing of these is in a chunk: not even read
+            elif part.startswith(_START_FRAME) and _says_nothing(part):
+                continue
+            elif part.startswith(_END_FRAME):
+                self.ended = True
+                out.append(self._end(_ends.decode(part.partition(b"\ndata: ")[2]).interaction))
+                continue
             made = self._event(sse.parse(part))
             if made is not None:
                 out.append(json_encoder.encode(made))
@@ -105,9 +141,6 @@ class Chunks:
             return None
         if isinstance(event, StepStop):
             return self._call_end(event.index)
-        if isinstance(event, InteractionCompleted):
-            self.ended = True
-            return self._end(event.interaction)
         if isinstance(event, ErrorEvent):
             self.ended = True
             return self.error(event.error)
@@ -141,19 +174,24 @@ class Chunks:
         candidate = wire.Candidate(content=wire.Content(role="model", parts=parts), index=0)
         return self._chunk([candidate])
 
-    def _end(self, interaction: Interaction) -> wire.GenerateContentResponse:
+    def _end(self, end: _Ending) -> bytes:
+        """The last chunk: a failure's error, or the finish reason and usage (with a held signature)."""
+        failed = encode.failure(end)
+        if failed is not None:
+            return json_encoder.encode(self.error(failed))
+        reason = encode.finish_reason(end)
+        usage = encode.usage_metadata(end.usage)
+        if self._signature is None and reason is not None:
+            # what the Struct below encodes to (tests/generate/test_generate_events.py), framed at once
+            tail = b'","index":0}],"usageMetadata":%b,%b' % (json_encoder.encode(usage), self._ids)
+            return _END_HEAD + reason.encode() + tail
         parts = [wire.Part(text="", thought_signature=self._signature)] if self._signature else []
         candidate = wire.Candidate(
-            content=wire.Content(role="model", parts=parts) if parts else None,
-            finish_reason=encode.finish_reason(interaction),
-            index=0,
+            content=wire.Content(role="model", parts=parts) if parts else None, finish_reason=reason, index=0
         )
         made = self._chunk([candidate])
-        made.usage_metadata = encode.usage_metadata(interaction.usage)
-        failed = encode.failure(interaction)
-        if failed is not None:
-            return self.error(failed)
-        return made
+        made.usage_metadata = usage
+        return json_encoder.encode(made)
 
     def error(self, error: ErrorInfo) -> wire.GenerateContentResponse:
         code, status = encode.error_status(error.code)
@@ -165,6 +203,13 @@ class Chunks:
         return wire.GenerateContentResponse(
             candidates=candidates, model_version=self.model or None, response_id=self.response_id
         )
+
+
+def _says_nothing(frame: bytes) -> bool:
+    """A step's start that no chunk says anything of (most: a model output's, still empty), told from its
+    step's type and content alone, not the whole event."""
+    step = _starts.decode(frame.partition(b"\ndata: ")[2]).step
+    return step.type not in _STARTS_READ or (step.type == "model_output" and not step.content)
 
 
 async def render(frames: AsyncIterator[bytes], chunks: Chunks, *, sse: bool) -> AsyncIterator[bytes]:
